@@ -1,0 +1,266 @@
+"""The kit's pytest plugin, registered through the ``pytest11`` entry point.
+
+Learner mode (plain ``pytest exercises/``): stubs that still raise ``NotImplementedError`` are
+reported as *not started* in one line, hidden-test failures show the message without the test's
+source, and the run ends with a per-exercise progress summary.
+
+Grading mode (``--grading``, used by ``grader score``): hypothesis is derandomized with fixed
+example counts and no database, and every test result is streamed as JSON lines to the file
+descriptor given by ``--report-fd`` (a pipe owned by the grader).
+
+This module imports neither torch nor TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader._loader import ImplementationError, load_implementation
+
+HYPOTHESIS_GRADING = "drills-grading"
+HYPOTHESIS_LEARNER = "drills-learner"
+CUDA_SKIP_REASON = "needs CUDA, which this machine does not have"
+
+_EXERCISE = pytest.StashKey["catalog.Exercise | None"]()
+_IMPL_ROOT = pytest.StashKey[Path]()
+_PROGRESS = pytest.StashKey[dict]()
+_REPORT = pytest.StashKey["object"]()
+
+
+@dataclass
+class _Progress:
+    """Outcomes per exercise, for the learner summary."""
+
+    passed: int = 0
+    failed: int = 0
+    not_started: int = 0
+    first_failure: str = ""
+    tests: set[str] = field(default_factory=set)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tensor-drills")
+    group.addoption("--impl-root", metavar="DIR", default=None,
+                    help="directory holding the modules under test, laid out like exercises/ "
+                         "(default: the kit's exercises/)")
+    group.addoption("--grading", action="store_true", default=False,
+                    help="grading mode: derandomized hypothesis, no example database")
+    group.addoption("--report-fd", type=int, default=None, metavar="FD",
+                    help=argparse.SUPPRESS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in ("exercise(id): the catalog id of the exercise a test module checks",
+                 "points(n): points a test is worth (default 1)",
+                 "cuda: needs a CUDA device; skipped, never failed, without one"):
+        config.addinivalue_line("markers", line)
+    _configure_hypothesis(grading=config.getoption("grading"))
+    root = config.getoption("impl_root")
+    config.stash[_IMPL_ROOT] = Path(root).resolve() if root else catalog.KIT_ROOT / "exercises"
+    config.stash[_PROGRESS] = {}
+    fd = config.getoption("report_fd")
+    config.stash[_REPORT] = os.fdopen(fd, "w", buffering=1, encoding="utf-8") if fd is not None else None
+
+
+def _configure_hypothesis(*, grading: bool) -> None:
+    from hypothesis import HealthCheck, settings
+
+    common = dict(deadline=None, print_blob=False,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile(HYPOTHESIS_GRADING, derandomize=True, database=None,
+                              max_examples=25, **common)
+    settings.register_profile(HYPOTHESIS_LEARNER, max_examples=25, database=None, **common)
+    settings.load_profile(HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER)
+
+
+def _emit(config: pytest.Config, record: dict) -> None:
+    stream = config.stash.get(_REPORT, None)
+    if stream is not None:
+        stream.write(json.dumps(record) + "\n")
+
+
+def exercise_of(item: pytest.Item) -> "catalog.Exercise | None":
+    return item.stash.get(_EXERCISE, None)
+
+
+def points_of(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("points")
+    return float(marker.args[0]) if marker else 1.0
+
+
+def _visibility(ex: catalog.Exercise, item: pytest.Item) -> str:
+    return "hidden" if Path(str(item.path)).resolve() == ex.hidden_tests else "visible"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cuda = None
+    for item in items:
+        ex = catalog.exercise_for_test_file(Path(str(item.path)))
+        item.stash[_EXERCISE] = ex
+        if item.get_closest_marker("cuda") is not None:
+            if cuda is None:
+                cuda = _cuda_available()
+            if not cuda:
+                item.add_marker(pytest.mark.skip(reason=CUDA_SKIP_REASON))
+        if ex is not None:
+            _emit(config, {"event": "collected", "nodeid": item.nodeid, "exercise": ex.id,
+                           "points": points_of(item), "visibility": _visibility(ex, item),
+                           "cuda": item.get_closest_marker("cuda") is not None})
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.fixture(scope="module")
+def impl(request: pytest.FixtureRequest):
+    """The learner's module for the exercise this test file checks, loaded from ``--impl-root``."""
+    ex = catalog.exercise_for_test_file(Path(str(request.path)))
+    if ex is None:
+        raise pytest.UsageError(f"{request.path} is not the test file of a catalog exercise")
+    try:
+        return load_implementation(ex, request.config.stash[_IMPL_ROOT])
+    except ImplementationError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def _not_started(excinfo: pytest.ExceptionInfo) -> bool:
+    if excinfo.errisinstance(NotImplementedError):
+        return True
+    # hypothesis or pytest may wrap the learner's exception; look one level down.
+    cause = excinfo.value.__cause__ or excinfo.value.__context__
+    return isinstance(cause, NotImplementedError)
+
+
+def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:
+    """The failure as a learner should see it: the message and the learner's own frames only."""
+    import traceback
+
+    exc = excinfo.value
+    text = str(exc).strip()
+    # Pytest's assertion rewriting appends the failing expression after the message: drop it so
+    # hidden test source stays hidden when the test gave a message of its own.
+    head, sep, _ = text.partition("\nassert ")
+    if sep and head.strip():
+        text = head.strip()
+    name = type(exc).__name__
+    lines = [text if isinstance(exc, (AssertionError, pytest.fail.Exception)) else f"{name}: {text}"]
+    frames = [f for f in traceback.extract_tb(excinfo.tb) if _inside(Path(f.filename), impl_root)]
+    if frames:
+        lines.append("raised in your code:")
+        lines.extend(line.rstrip() for line in traceback.format_list(frames[-4:]))
+    lines.extend(getattr(exc, "__notes__", []))
+    return "\n".join(lines)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    ex = exercise_of(item)
+    if ex is None or call.excinfo is None or report.skipped:
+        return
+    if _not_started(call.excinfo):
+        report.longrepr = f"not started: {ex.relpath} still raises NotImplementedError"
+        report.user_properties.append(("not_started", True))
+    elif _visibility(ex, item) == "hidden" or item.config.getoption("grading"):
+        report.longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT])
+
+
+def _final_outcome(reports: list[pytest.TestReport]) -> tuple[str, str]:
+    """Fold setup/call/teardown reports into one outcome and a message."""
+    for rep in reports:
+        if rep.failed:
+            status = "failed" if rep.when == "call" else "error"
+            return status, str(rep.longrepr) if rep.longrepr else ""
+    for rep in reports:
+        if rep.skipped:
+            reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+            return "skipped", reason.removeprefix("Skipped: ")
+    return "passed", ""
+
+
+class _ReportCollector:
+    """Gathers each test's phase reports and emits one result per test when it finishes."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.pending: dict[str, list[pytest.TestReport]] = {}
+        self.items: dict[str, pytest.Item] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = {item.nodeid: item for item in session.items}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.pending.setdefault(report.nodeid, []).append(report)
+        if report.when != "teardown":
+            return
+        reports = self.pending.pop(report.nodeid)
+        item = self.items.get(report.nodeid)
+        ex = exercise_of(item) if item is not None else None
+        if ex is None:
+            return
+        status, message = _final_outcome(reports)
+        not_started = any(dict(r.user_properties).get("not_started") for r in reports)
+        duration = sum(r.duration for r in reports)
+        _emit(self.config, {"event": "result", "nodeid": report.nodeid, "exercise": ex.id,
+                            "status": status, "message": message[:4000],
+                            "not_started": not_started, "duration": round(duration, 4)})
+        progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
+        progress.tests.add(report.nodeid)
+        if status == "passed":
+            progress.passed += 1
+        elif status != "skipped":
+            progress.failed += 1
+            progress.not_started += not_started
+            progress.first_failure = progress.first_failure or report.nodeid.split("::", 1)[-1]
+
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int) -> None:
+        _emit(self.config, {"event": "finished", "exitstatus": int(exitstatus)})
+        if self.config.getoption("grading"):
+            return
+        _print_progress(terminalreporter, self.config.stash[_PROGRESS])
+
+
+def _print_progress(tr, progress: dict[str, _Progress]) -> None:
+    if not progress:
+        return
+    tr.section("tensor-drills progress", sep="─")
+    done = 0
+    for ex_id, p in progress.items():
+        total = p.passed + p.failed
+        if p.failed == 0:
+            done += 1
+            tr.write_line(f"  done         {ex_id:<44} {p.passed}/{total} tests", green=True)
+        elif p.passed == 0 and p.not_started == p.failed:
+            tr.write_line(f"  not started  {ex_id:<44} stub still raises NotImplementedError",
+                          yellow=True)
+        else:
+            tr.write_line(f"  failing      {ex_id:<44} {p.passed}/{total} tests  "
+                          f"(first failure: {p.first_failure})", red=True)
+    tr.write_line(f"{done}/{len(progress)} exercises done", bold=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if not config.pluginmanager.has_plugin("drills-collector"):
+        config.pluginmanager.register(_ReportCollector(config), "drills-collector")
