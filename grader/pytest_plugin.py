@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,18 @@ _EXERCISE = pytest.StashKey["catalog.Exercise | None"]()
 _IMPL_ROOT = pytest.StashKey[Path]()
 _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
+_TEST_TIMEOUT = pytest.StashKey[float]()
+DEFAULT_TEST_TIMEOUT_S = 60.0
+
+
+class TestTimeout(BaseException):
+    """Raised in a test that ran past ``--test-timeout``.
+
+    A BaseException, not an Exception: hypothesis catches ordinary failures (pytest-timeout's
+    included) and replays the example, which would then hang with no alarm left.
+    """
+
+    __test__ = False  # not a test class, despite the name
 
 
 @dataclass
@@ -52,6 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: the kit's exercises/)")
     group.addoption("--grading", action="store_true", default=False,
                     help="grading mode: derandomized hypothesis, no example database")
+    group.addoption("--test-timeout", type=float, default=DEFAULT_TEST_TIMEOUT_S, metavar="S",
+                    help="limit per exercise test in seconds, 0 for none (default: %(default)s)")
     group.addoption("--report-fd", type=int, default=None, metavar="FD",
                     help=argparse.SUPPRESS)
 
@@ -65,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     root = config.getoption("impl_root")
     config.stash[_IMPL_ROOT] = Path(root).resolve() if root else catalog.KIT_ROOT / "exercises"
     config.stash[_PROGRESS] = {}
+    config.stash[_TEST_TIMEOUT] = config.getoption("test_timeout")
     fd = config.getoption("report_fd")
     config.stash[_REPORT] = os.fdopen(fd, "w", buffering=1, encoding="utf-8") if fd is not None else None
 
@@ -110,6 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if not cuda:
                 item.add_marker(pytest.mark.skip(reason=CUDA_SKIP_REASON))
         if ex is not None:
+            # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
+            item.add_marker(pytest.mark.timeout(0))
             _emit(config, {"event": "collected", "nodeid": item.nodeid, "exercise": ex.id,
                            "points": points_of(item), "visibility": _visibility(ex, item),
                            "cuda": item.get_closest_marker("cuda") is not None})
@@ -133,6 +151,28 @@ def impl(request: pytest.FixtureRequest):
         pytest.fail(str(exc), pytrace=False)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    limit = item.config.stash[_TEST_TIMEOUT]
+    if exercise_of(item) is None or not limit or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        # Re-arm so that code which swallows the first interruption is interrupted again.
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        raise TestTimeout(f"Timeout: the test ran longer than {limit:g} s "
+                          "(an infinite loop, or far too slow?)")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def _not_started(excinfo: pytest.ExceptionInfo) -> bool:
     if excinfo.errisinstance(NotImplementedError):
         return True
@@ -153,7 +193,8 @@ def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:
     if sep and head.strip():
         text = head.strip()
     name = type(exc).__name__
-    lines = [text if isinstance(exc, (AssertionError, pytest.fail.Exception)) else f"{name}: {text}"]
+    plain = (AssertionError, TestTimeout, pytest.fail.Exception)
+    lines = [text if isinstance(exc, plain) else f"{name}: {text}"]
     frames = [f for f in traceback.extract_tb(excinfo.tb) if _inside(Path(f.filename), impl_root)]
     if frames:
         lines.append("raised in your code:")

@@ -1,0 +1,91 @@
+"""The ``grader`` command line. Imports neither torch nor TensorFlow in the parent process."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader import __version__, catalog
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    from grader import formats, scoring
+
+    report = scoring.score_submission(args.submission, args.exercise, timeout=args.timeout,
+                                      test_timeout=args.test_timeout)
+    text = formats.render(report, args.format)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.format} report to {args.output}: "
+              f"{report.score:g}/{report.max_score:g}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    rows = [ex for ex in catalog.load_catalog().values()
+            if (not args.framework or ex.framework == args.framework)
+            and (not args.topic or ex.topic == args.topic)
+            and (not args.difficulty or ex.difficulty == args.difficulty)
+            and (args.max_minutes is None or ex.minutes <= args.max_minutes)]
+    width = max([len(ex.id) for ex in rows] + [2])
+    for ex in rows:
+        print(f"{ex.id:<{width}}  {ex.difficulty:<6}  {ex.minutes:>3} min  {ex.title}")
+    print(f"{len(rows)} exercise(s)", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="grader", description="Grade PyTorch and TensorFlow exercises of the tensor-drills kit.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    score = sub.add_parser(
+        "score", help="run the public and hidden tests against a submission and print its score",
+        description="Run the public and hidden tests of the chosen exercises against SUBMISSION "
+                    "(a directory laid out like exercises/) in a child process, and report points "
+                    "per test, per exercise and in total.")
+    score.add_argument("submission", nargs="?", default=str(catalog.KIT_ROOT / "exercises"),
+                       help="directory laid out like exercises/ (default: the kit's exercises/)")
+    score.add_argument("--exercise", "-e", action="append", metavar="ID",
+                       help="grade only this exercise id (repeatable; default: all)")
+    score.add_argument("--format", "-f", default="table", choices=("table", "json"),
+                       help="report format (default: table)")
+    score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    score.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                       help="wall-clock limit for the whole run in seconds (default: 600)")
+    score.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
+                       help="limit per test in seconds (default: 60)")
+    score.set_defaults(func=_cmd_score)
+
+    lst = sub.add_parser("list", help="list the exercises, with filters",
+                         description="List the exercises of the catalog.")
+    lst.add_argument("--framework", choices=catalog.FRAMEWORKS)
+    lst.add_argument("--topic", help="e.g. tensors, autograd, nn, losses, optim")
+    lst.add_argument("--difficulty", choices=catalog.DIFFICULTIES)
+    lst.add_argument("--max-minutes", type=int, metavar="N", help="only exercises of at most N minutes")
+    lst.set_defaults(func=_cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``grader`` console script; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from grader.scoring import SubmissionError
+
+    try:
+        return args.func(args)
+    except (catalog.CatalogError, SubmissionError) as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

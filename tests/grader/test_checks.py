@@ -1,0 +1,122 @@
+"""The check library: each helper catches what it claims and says so readably."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+
+from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
+                           broadcastable_batch_shapes, check_gradients, count_aten_ops,
+                           device_params, nested_containers, shapes, tensors)
+
+
+def test_assert_close_names_the_largest_error_and_where():
+    expected = torch.zeros(2, 3)
+    actual = expected.clone()
+    actual[1, 2] = 0.5
+    with pytest.raises(AssertionError, match=r"f\(x\): 1 of 6 values differ .* at index \(1, 2\): "
+                                             r"got 0.5, expected 0"):
+        assert_close(actual, expected, name="f(x)")
+
+
+@pytest.mark.parametrize("actual, message", [
+    (torch.zeros(2, 2), r"shape \(2, 2\), expected \(2, 3\)"),
+    (torch.zeros(2, 3, dtype=torch.float64), "dtype torch.float64, expected torch.float32"),
+    ([0.0], "expected a torch.Tensor, got list"),
+    (torch.full((2, 3), float("nan")), "6 of 6 values differ"),
+])
+def test_assert_close_checks_type_shape_dtype_and_nan(actual, message):
+    with pytest.raises(AssertionError, match=message):
+        assert_close(actual, torch.zeros(2, 3))
+
+
+def test_assert_close_accepts_within_tolerance_and_skips_meta_values():
+    assert_close(torch.ones(3) + 1e-7, torch.ones(3))
+    assert_close(torch.empty(3, device="meta"), torch.empty(3, device="meta"))
+
+
+def test_shape_and_device_helpers():
+    assert_shape(torch.zeros(1, 2), (1, 2))
+    with pytest.raises(AssertionError, match="on device meta, expected cpu"):
+        assert_device(torch.zeros(1, device="meta"), "cpu")
+
+
+class _WrongSquare(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x  # should be 2 * x
+
+
+def test_check_gradients_passes_correct_and_names_the_wrong_element():
+    check_gradients(lambda x: x.sin() * x, torch.randn(3), name="ok")
+    with pytest.raises(AssertionError, match="wrong_square: gradient of output 0 element 1 with "
+                                             "respect to input 0 element 1 is 2, but finite differences give 4"):
+        check_gradients(_WrongSquare.apply, torch.tensor([1.5, 2.0]), name="wrong_square")
+
+
+def test_check_gradients_explains_a_detached_output():
+    with pytest.raises(AssertionError, match="does not require grad"):
+        check_gradients(lambda x: x.detach() * 2, torch.randn(3), name="detached")
+
+
+def test_check_gradients_second_order():
+    check_gradients(lambda x: (x ** 3).sum(), torch.randn(3), second_order=True)
+
+
+def test_count_aten_ops_sees_python_loops():
+    def looped(x):
+        return torch.stack([row * 2 for row in x])
+
+    _, small = count_aten_ops(looped, torch.randn(2, 3))
+    _, large = count_aten_ops(looped, torch.randn(20, 3))
+    assert sum(large.values()) > sum(small.values())
+    _, ops = count_aten_ops(torch.mul, torch.randn(20, 3), 2)
+    assert sum(ops.values()) == 1
+
+
+def test_assert_raises_naming_reports_what_happened():
+    def no_check(x):
+        return x
+
+    def wrong_type(x):
+        raise TypeError("bad")
+
+    def unnamed(x):
+        raise ValueError("bad value")
+
+    def good(x):
+        raise ValueError("x must be positive")
+
+    assert_raises_naming(ValueError, "x", good, 1)
+    with pytest.raises(AssertionError, match="returned normally"):
+        assert_raises_naming(ValueError, "x", no_check, 1)
+    with pytest.raises(AssertionError, match="but raised TypeError"):
+        assert_raises_naming(ValueError, "x", wrong_type, 1)
+    with pytest.raises(AssertionError, match="should name 'size'"):
+        assert_raises_naming(ValueError, "size", unnamed, 1)
+
+
+def test_device_params_marks_cuda():
+    params = device_params(meta=True)
+    assert [p.id for p in params] == ["cpu", "meta", "cuda"]
+    assert any(m.name == "cuda" for m in params[2].marks)
+
+
+@settings(max_examples=20)
+@given(shape=shapes(min_dims=1, max_dims=3), batch=broadcastable_batch_shapes(3))
+def test_shape_strategies_are_valid(shape, batch):
+    assert all(s >= 1 for s in shape)
+    torch.broadcast_shapes(*batch)
+
+
+@settings(max_examples=20)
+@given(t=tensors(shapes(max_dims=2), dtype=torch.float32), nested=nested_containers(tensors((2,))))
+def test_tensor_strategies(t, nested):
+    assert t.dtype == torch.float32 and torch.isfinite(t).all()

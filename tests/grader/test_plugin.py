@@ -1,0 +1,50 @@
+"""The pytest plugin in learner mode: not-started summary, hidden failures without test source."""
+
+from __future__ import annotations
+
+from grader import catalog
+
+from tests.helpers import make_submission, run_python
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+
+
+def _pytest(*args: str):
+    return run_python("-m", "pytest", "-p", "no:cacheprovider", *args)
+
+
+def test_untouched_stub_is_reported_as_not_started_without_tracebacks():
+    result = _pytest(str(EX.public_tests))
+    assert result.returncode == 1
+    assert "not started: pytorch/tensors/broadcasting.py still raises NotImplementedError" in result.stdout
+    assert "not started  pytorch.tensors.broadcasting" in result.stdout
+    assert "0/1 exercises done" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_done_exercise_is_counted():
+    result = _pytest(str(EX.public_tests), "--impl-root", "solutions")
+    assert result.returncode == 0
+    assert "done         pytorch.tensors.broadcasting" in result.stdout
+    assert "1/1 exercises done" in result.stdout
+
+
+def test_hidden_failure_explains_without_showing_the_test_source(tmp_path):
+    wrong = next(p for p in EX.wrong_solutions if p.stem == "negative_roundoff")
+    root = make_submission(tmp_path, {EX: wrong})
+    result = _pytest(str(EX.hidden_tests), "--impl-root", str(root))
+    assert "returned a negative distance" in result.stdout
+    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+    source = EX.hidden_tests.read_text()
+    leaked = [line.strip() for line in source.splitlines()
+              if len(line.strip()) > 30 and line.strip() in result.stdout]
+    assert leaked == []
+
+
+def test_learner_errors_show_the_learners_own_frames(tmp_path):
+    text = EX.reference.read_text().replace("    return x @ weight.T + bias",
+                                            "    return x @ weight.T + bias[:, None, None]")
+    root = make_submission(tmp_path, {EX: text})
+    result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
+    assert "raised in your code:" in result.stdout
+    assert "bias[:, None, None]" in result.stdout

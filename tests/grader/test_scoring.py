@@ -1,0 +1,91 @@
+"""grader score: points, JSON shape, and submissions that are missing, crash, exit or hang."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader import catalog
+from grader.cli import main
+from grader.scoring import SubmissionError, score_submission
+
+from tests.helpers import make_submission, run_python
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+REFERENCE = EX.reference.read_text()
+
+
+def _grade(tmp_path, module_text: str, **kwargs):
+    root = make_submission(tmp_path / "sub", {EX: module_text})
+    return score_submission(root, [EX.id], **kwargs).exercises[0]
+
+
+def test_reference_gets_full_marks_and_cuda_is_left_out(tmp_path):
+    result = _grade(tmp_path, REFERENCE)
+    assert result.score == result.max_score > 0
+    not_run = [t for t in result.tests if t.status == "not_run"]
+    assert not_run and all(t.max_score == 0 for t in not_run)
+    assert {t.visibility for t in result.tests} == {"visible", "hidden"}
+
+
+def test_missing_module_scores_zero_with_a_reason(tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = score_submission(tmp_path / "empty", [EX.id]).exercises[0]
+    assert result.score == 0 and result.max_score > 0
+    assert all("no file pytorch/tensors/broadcasting.py" in t.message
+               for t in result.tests if t.status != "not_run")
+
+
+def test_import_crash_scores_zero_and_names_the_error(tmp_path):
+    result = _grade(tmp_path, "raise RuntimeError('boom at import')\n")
+    assert result.score == 0
+    assert any("boom at import" in t.message for t in result.tests)
+
+
+@pytest.mark.parametrize("exit_call", ["import os; os._exit(0)", "import sys; sys.exit(0)"])
+def test_exiting_early_cannot_turn_into_points(tmp_path, exit_call):
+    text = REFERENCE.replace("def pairwise_sq_dists(a: Tensor, b: Tensor) -> Tensor:\n",
+                             f"def pairwise_sq_dists(a: Tensor, b: Tensor) -> Tensor:\n    {exit_call}\n")
+    result = _grade(tmp_path, text)
+    failed_pairwise = [t for t in result.tests if "pairwise" in t.name and t.status != "not_run"]
+    assert failed_pairwise and all(t.score == 0 for t in failed_pairwise)
+
+
+def test_a_hanging_function_times_out_and_the_rest_is_graded(tmp_path):
+    text = REFERENCE.replace("    return x @ weight.T + bias", "    while True:\n        pass")
+    result = _grade(tmp_path, text, test_timeout=2)
+    affine = [t for t in result.tests if "affine" in t.name and "rejects" not in t.name
+              and t.status != "not_run"]
+    assert affine and all(t.score == 0 for t in affine)
+    assert any("Timeout" in t.message for t in affine)
+    assert any(t.status == "passed" for t in result.tests if "pairwise" in t.name)
+
+
+def test_not_a_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(SubmissionError, match="must be a directory"):
+        score_submission(tmp_path / "nope", [EX.id])
+
+
+def test_json_report_shape(tmp_path, capsys):
+    make_submission(tmp_path / "sub", {EX: REFERENCE})
+    out = tmp_path / "report.json"
+    assert main(["score", str(tmp_path / "sub"), "-e", EX.id, "--format", "json", "-o", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data) >= {"score", "max_score", "exercises"}
+    ex = data["exercises"][0]
+    assert set(ex) >= {"id", "score", "max_score", "tests", "status"}
+    assert set(ex["tests"][0]) >= {"name", "status", "score", "max_score", "message", "visibility"}
+    assert data["score"] == data["max_score"] == ex["max_score"]
+
+
+def test_cli_errors_exit_2_with_a_message():
+    result = run_python("-m", "grader", "score", "--exercise", "pytorch.nope.x")
+    assert result.returncode == 2 and "unknown exercise id 'pytorch.nope.x'" in result.stderr
+    result = run_python("-m", "grader", "score", "/no/such/dir", "-e", EX.id)
+    assert result.returncode == 2 and "must be a directory" in result.stderr
+
+
+def test_help_lists_the_commands():
+    result = run_python("-m", "grader", "--help")
+    assert result.returncode == 0 and "score" in result.stdout and "list" in result.stdout

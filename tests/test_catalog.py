@@ -1,0 +1,52 @@
+"""catalog.toml matches the files on disk, and the catalog loader rejects malformed entries."""
+
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+
+EXERCISES = list(catalog.load_catalog().values())
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=lambda e: e.id)
+def test_every_catalog_entry_has_all_its_files(ex):
+    for path in (ex.stub, ex.public_tests, ex.reference, ex.hidden_tests):
+        assert path.is_file(), f"{ex.id}: missing {path.relative_to(catalog.KIT_ROOT)}"
+    assert len(ex.wrong_solutions) >= 2, f"{ex.id}: needs at least two wrong solutions"
+    assert "NotImplementedError" in ex.stub.read_text(), f"{ex.id}: stub does not raise NotImplementedError"
+
+
+def test_every_exercise_file_on_disk_is_in_the_catalog():
+    known = {ex.stub for ex in EXERCISES} | {ex.public_tests for ex in EXERCISES}
+    on_disk = set((catalog.KIT_ROOT / "exercises").rglob("*.py"))
+    assert sorted(map(str, on_disk - known)) == []
+    known_solutions = {p for ex in EXERCISES for p in (ex.reference, ex.hidden_tests, *ex.wrong_solutions)}
+    on_disk = set((catalog.KIT_ROOT / "solutions").rglob("*.py"))
+    assert sorted(map(str, on_disk - known_solutions)) == []
+
+
+def test_catalog_fields_are_sane():
+    for ex in EXERCISES:
+        assert ex.minutes > 0 and ex.seeds, ex.id
+        assert all("#" in s for s in ex.seeds), f"{ex.id}: seed references look like '004#51'"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[exercise]]\nid = "a.b.c"\n', "missing field"),
+    ('[[exercise]]\nid = "pytorch.x.y"\ntitle = "t"\nframework = "jax"\ntopic = "x"\n'
+     'difficulty = "easy"\nminutes = 1\nseeds = []\n', "framework"),
+    ('[[exercise]]\nid = "pytorch.x.y"\ntitle = "t"\nframework = "pytorch"\ntopic = "z"\n'
+     'difficulty = "easy"\nminutes = 1\nseeds = []\n', "matching its fields"),
+    ("not toml = = 1", "not valid TOML"),
+])
+def test_malformed_catalog_is_rejected_with_a_clear_message(tmp_path: Path, text, message):
+    path = tmp_path / "catalog.toml"
+    path.write_text(text)
+    with pytest.raises(catalog.CatalogError, match=message):
+        catalog.load_catalog(path)
+
+
+def test_unknown_id_names_the_id():
+    with pytest.raises(catalog.CatalogError, match="'pytorch.nope.nothing'"):
+        catalog.get_exercise("pytorch.nope.nothing")
