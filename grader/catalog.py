@@ -14,12 +14,15 @@ A submission is any directory laid out like ``exercises/``: the module under tes
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-KIT_ROOT = Path(__file__).resolve().parent.parent
+# The grader points a grading child at a staged copy of the kit's test files (DRILLS_KIT_ROOT), so
+# the child never needs the real solutions/ folder, which the sandbox hides.
+KIT_ROOT = Path(os.environ.get("DRILLS_KIT_ROOT") or Path(__file__).resolve().parent.parent).resolve()
 CATALOG_FILE = KIT_ROOT / "catalog.toml"
 
 DIFFICULTIES = ("easy", "medium", "hard")

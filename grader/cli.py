@@ -11,9 +11,10 @@ from grader import __version__, catalog
 
 def _cmd_score(args: argparse.Namespace) -> int:
     from grader import formats, scoring
+    from grader.sandbox import Limits
 
-    report = scoring.score_submission(args.submission, args.exercise, timeout=args.timeout,
-                                      test_timeout=args.test_timeout)
+    limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
+    report = scoring.score_submission(args.submission, args.exercise, limits=limits)
     text = formats.render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -59,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="wall-clock limit for the whole run in seconds (default: 600)")
     score.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
                        help="limit per test in seconds (default: 60)")
+    score.add_argument("--memory-mb", type=int, default=6144, metavar="MB",
+                       help="address-space limit of the grading child in MiB (default: 6144)")
     score.set_defaults(func=_cmd_score)
 
     lst = sub.add_parser("list", help="list the exercises, with filters",

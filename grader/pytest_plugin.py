@@ -69,6 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="limit per exercise test in seconds, 0 for none (default: %(default)s)")
     group.addoption("--report-fd", type=int, default=None, metavar="FD",
                     help=argparse.SUPPRESS)
+    group.addoption("--report-key-fd", type=int, default=None, metavar="FD",
+                    help=argparse.SUPPRESS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -82,7 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_PROGRESS] = {}
     config.stash[_TEST_TIMEOUT] = config.getoption("test_timeout")
     fd = config.getoption("report_fd")
-    config.stash[_REPORT] = os.fdopen(fd, "w", buffering=1, encoding="utf-8") if fd is not None else None
+    config.stash[_REPORT] = _reporter(fd, config.getoption("report_key_fd")) if fd is not None else None
+    _emit(config, {"event": "sandbox", **_sandbox_facts()})
 
 
 def _configure_hypothesis(*, grading: bool) -> None:
@@ -96,10 +99,56 @@ def _configure_hypothesis(*, grading: bool) -> None:
     settings.load_profile(HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER)
 
 
+def _reporter(fd: int, key_fd: int | None):
+    """A function that writes signed records to the grader's pipe.
+
+    The key arrives once over its own pipe and lives only in this closure, so a record the
+    submission writes to the report pipe itself does not verify (see ``grader.sandbox``).
+    """
+    import hashlib
+    import hmac
+
+    key = b""
+    if key_fd is not None:
+        with os.fdopen(key_fd, "rb") as stream:
+            key = bytes.fromhex(stream.read().decode())
+    stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+    def write(record: dict) -> None:
+        body = json.dumps(record)
+        sig = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
+        stream.write(json.dumps({"sig": sig, "body": body}) + "\n")
+
+    return write
+
+
+def _sandbox_facts() -> dict:
+    """What isolation took effect in this process, as the grader's report states it."""
+    import socket
+
+    try:
+        interfaces = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        interfaces = []
+    solutions = Path(__file__).resolve().parent.parent / "solutions"
+    try:
+        solutions_hidden = not any(solutions.iterdir())
+    except OSError:
+        solutions_hidden = True
+    try:
+        status = Path("/proc/self/status").read_text()
+        cap_eff = int(next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff")), 16)
+    except (OSError, StopIteration, ValueError):
+        cap_eff = -1
+    return {"uid": os.getuid(), "capabilities": cap_eff != 0,
+            "network_isolated": interfaces in ([], ["lo"]), "solutions_hidden": solutions_hidden,
+            "kit_writable": os.access(Path(__file__).resolve().parent, os.W_OK)}
+
+
 def _emit(config: pytest.Config, record: dict) -> None:
-    stream = config.stash.get(_REPORT, None)
-    if stream is not None:
-        stream.write(json.dumps(record) + "\n")
+    write = config.stash.get(_REPORT, None)
+    if write is not None:
+        write(record)
 
 
 def exercise_of(item: pytest.Item) -> "catalog.Exercise | None":

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
+from grader.sandbox import Limits
 from grader.scoring import ExerciseResult, Report, score_submission
 
 EXERCISES = list(catalog.load_catalog().values())
@@ -43,7 +44,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     for k, (root, chosen) in enumerate(rounds):
         jobs[f"wrong{k}"] = (root, list(chosen))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(score_submission, root, ids, timeout=RUN_LIMIT_S)
+        futures = {name: pool.submit(score_submission, root, ids, limits=Limits(wall_s=RUN_LIMIT_S))
                    for name, (root, ids) in jobs.items()}
         reports = {name: f.result() for name, f in futures.items()}
     wrong: dict[str, dict[str, ExerciseResult]] = {}

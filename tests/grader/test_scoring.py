@@ -8,6 +8,7 @@ import pytest
 
 from grader import catalog
 from grader.cli import main
+from grader.sandbox import Limits
 from grader.scoring import SubmissionError, score_submission
 
 from tests.helpers import make_submission, run_python
@@ -54,7 +55,7 @@ def test_exiting_early_cannot_turn_into_points(tmp_path, exit_call):
 
 def test_a_hanging_function_times_out_and_the_rest_is_graded(tmp_path):
     text = REFERENCE.replace("    return x @ weight.T + bias", "    while True:\n        pass")
-    result = _grade(tmp_path, text, test_timeout=2)
+    result = _grade(tmp_path, text, limits=Limits(test_s=2))
     affine = [t for t in result.tests if "affine" in t.name and "rejects" not in t.name
               and t.status != "not_run"]
     assert affine and all(t.score == 0 for t in affine)
