@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,28 @@ def _cmd_score(args: argparse.Namespace) -> int:
               f"{report.score:g}/{report.max_score:g}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(formats.render_markdown(report))
+    if args.fail_under is not None:
+        pct = 100 * report.score / report.max_score if report.max_score else 0.0
+        if pct < args.fail_under:
+            print(f"grader: score {pct:.1f}% is under --fail-under {args.fail_under:g}%",
+                  file=sys.stderr)
+            return 1
+    return 0
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from grader.batch import run_batch
+    from grader.sandbox import Limits
+
+    limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
+    gradebook = run_batch(Path(args.submissions), Path(args.out), exercise_ids=args.exercise,
+                          jobs=args.jobs, force=args.force, limits=limits)
+    print(f"gradebook: {gradebook}\nper-submission results: {Path(args.out) / 'results'}\n"
+          f"feedback: {Path(args.out) / 'feedback'}")
     return 0
 
 
@@ -36,6 +59,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"{ex.id:<{width}}  {ex.difficulty:<6}  {ex.minutes:>3} min  {ex.title}")
     print(f"{len(rows)} exercise(s)", file=sys.stderr)
     return 0
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                        help="wall-clock limit per submission in seconds (default: 600)")
+    parser.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
+                        help="limit per test in seconds (default: 60)")
+    parser.add_argument("--memory-mb", type=int, default=6144, metavar="MB",
+                        help="address-space limit of a grading child in MiB (default: 6144)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,16 +85,31 @@ def build_parser() -> argparse.ArgumentParser:
                        help="directory laid out like exercises/ (default: the kit's exercises/)")
     score.add_argument("--exercise", "-e", action="append", metavar="ID",
                        help="grade only this exercise id (repeatable; default: all)")
-    score.add_argument("--format", "-f", default="table", choices=("table", "json"),
-                       help="report format (default: table)")
+    score.add_argument("--format", "-f", default="table",
+                       choices=("table", "json", "gradescope", "junit", "markdown"),
+                       help="report format (default: table); a Markdown summary is also appended "
+                            "to $GITHUB_STEP_SUMMARY when that is set")
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
-    score.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                       help="wall-clock limit for the whole run in seconds (default: 600)")
-    score.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
-                       help="limit per test in seconds (default: 60)")
-    score.add_argument("--memory-mb", type=int, default=6144, metavar="MB",
-                       help="address-space limit of the grading child in MiB (default: 6144)")
+    score.add_argument("--fail-under", type=float, metavar="PCT",
+                       help="exit with status 1 when the score is under PCT percent (for CI)")
+    _add_limit_options(score)
     score.set_defaults(func=_cmd_score)
+
+    batch = sub.add_parser(
+        "batch", help="grade every submission (subfolder or .zip) of a folder",
+        description="Grade every subfolder or .zip of SUBMISSIONS as one submission, in parallel. "
+                    "Each result is written as soon as it is ready, so an interrupted batch "
+                    "resumes where it stopped; writes a gradebook CSV and per-submission feedback.")
+    batch.add_argument("submissions", metavar="SUBMISSIONS", help="folder of submissions")
+    batch.add_argument("--out", default="grader-results", metavar="DIR",
+                       help="where results, feedback and gradebook.csv go (default: grader-results)")
+    batch.add_argument("--jobs", "-j", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                       metavar="N", help="submissions graded at once (default: half the CPUs)")
+    batch.add_argument("--exercise", "-e", action="append", metavar="ID",
+                       help="grade only this exercise id (repeatable; default: all)")
+    batch.add_argument("--force", action="store_true", help="grade again what is already graded")
+    _add_limit_options(batch)
+    batch.set_defaults(func=_cmd_batch)
 
     lst = sub.add_parser("list", help="list the exercises, with filters",
                          description="List the exercises of the catalog.")
@@ -78,11 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``grader`` console script; returns the process exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from grader.batch import BatchError
     from grader.scoring import SubmissionError
 
     try:
         return args.func(args)
-    except (catalog.CatalogError, SubmissionError) as exc:
+    except (catalog.CatalogError, SubmissionError, BatchError) as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,29 +1,48 @@
-"""Render a scoring ``Report`` for people (table) and programs (json)."""
+"""Render a scoring ``Report`` in the formats people already use.
+
+- ``table``: for a terminal.
+- ``json``: the kit's stable shape (``Report.to_dict``).
+- ``gradescope``: Gradescope's ``results.json`` (autograder specification: top-level ``score``,
+  ``execution_time``, ``output``, ``stdout_visibility``, ``tests[]`` with ``name``, ``score``,
+  ``max_score``, ``status`` passed/failed, ``output``, ``visibility``).
+- ``junit``: JUnit XML (one ``testsuite`` per exercise) that CI systems read.
+- ``markdown``: a summary for pull requests and ``$GITHUB_STEP_SUMMARY``.
+"""
 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
-from grader.scoring import Report
+from grader.scoring import ExerciseResult, Report, TestResult
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "gradescope", "junit", "markdown")
 
 
 def _num(x: float) -> str:
     return f"{x:g}"
 
 
+def _first_failure(ex: ExerciseResult) -> TestResult | None:
+    return next((t for t in ex.tests if t.status not in ("passed", "not_run")), None)
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else ""
+
+
 def render_table(report: Report) -> str:
-    """A per-exercise table, the first failing test of each exercise, and the total."""
+    """A per-exercise table, the first failing test of each failing exercise, and the total."""
     width = max([len(e.id) for e in report.exercises] + [8])
     lines = [f"{'exercise':<{width}}  {'score':>9}  status", f"{'-' * width}  {'-' * 9}  {'-' * 11}"]
     for ex in report.exercises:
         score = f"{_num(ex.score)}/{_num(ex.max_score)}"
         lines.append(f"{ex.id:<{width}}  {score:>9}  {ex.status}")
-        if ex.status == "failing":
-            first = next(t for t in ex.tests if t.status not in ("passed", "not_run"))
-            message = first.message.strip().splitlines()[0] if first.message.strip() else first.status
-            lines.append(f"{'':<{width}}    first failure: {first.name}: {message[:160]}")
+        first = _first_failure(ex) if ex.status == "failing" else None
+        if first is not None:
+            lines.append(f"{'':<{width}}    first failure: {first.name}: "
+                         f"{(_first_line(first.message) or first.status)[:160]}")
     pct = 100 * report.score / report.max_score if report.max_score else 0.0
     lines.append(f"{'-' * width}  {'-' * 9}")
     lines.append(f"{'total':<{width}}  {_num(report.score) + '/' + _num(report.max_score):>9}  "
@@ -32,6 +51,8 @@ def render_table(report: Report) -> str:
     if not_run:
         lines.append(f"{not_run} CUDA test(s) not run on this machine (left out of the maximum)")
     lines.extend(f"problem: {p}" for p in report.problems)
+    lines.extend(f"flag: {f}" for f in report.flags)
+    lines.extend(f"ignored: {f}" for f in report.ignored_files)
     return "\n".join(lines) + "\n"
 
 
@@ -39,9 +60,86 @@ def render_json(report: Report) -> str:
     return json.dumps(report.to_dict(), indent=2) + "\n"
 
 
+def render_gradescope(report: Report) -> str:
+    tests = []
+    for ex in report.exercises:
+        for t in ex.tests:
+            if t.status == "not_run":
+                continue
+            tests.append({
+                "name": f"{ex.id}: {t.name}",
+                "score": t.score,
+                "max_score": t.max_score,
+                "status": "passed" if t.status == "passed" else "failed",
+                "output": t.message if t.status == "passed" or t.visibility == "visible"
+                else t.message[:2000],
+                "visibility": "visible" if t.visibility == "visible" else "after_published",
+            })
+    notes = [*(f"problem: {p}" for p in report.problems), *(f"flag: {f}" for f in report.flags)]
+    return json.dumps({
+        "score": report.score,
+        "execution_time": round(report.duration_s),
+        "output": "\n".join(notes) or f"{_num(report.score)}/{_num(report.max_score)} points",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }, indent=2) + "\n"
+
+
+def render_junit(report: Report) -> str:
+    root = ET.Element("testsuites", name="tensor-drills", tests="0", failures="0", errors="0",
+                      skipped="0", time=f"{report.duration_s:.3f}")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for ex in report.exercises:
+        suite = ET.SubElement(root, "testsuite", name=ex.id)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for t in ex.tests:
+            case = ET.SubElement(suite, "testcase", classname=ex.id, name=t.name)
+            ET.SubElement(ET.SubElement(case, "properties"), "property", name="points",
+                          value=f"{_num(t.score)}/{_num(t.max_score)}")
+            counts["tests"] += 1
+            if t.status == "passed":
+                continue
+            if t.status in ("not_run", "skipped"):
+                ET.SubElement(case, "skipped", message=_first_line(t.message))
+                counts["skipped"] += 1
+            else:
+                kind = "failure" if t.status == "failed" else "error"
+                node = ET.SubElement(case, kind, message=_first_line(t.message)[:500], type=t.status)
+                node.text = t.message
+                counts["failures" if kind == "failure" else "errors"] += 1
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report) -> str:
+    pct = 100 * report.score / report.max_score if report.max_score else 0.0
+    lines = [f"## tensor-drills: {_num(report.score)}/{_num(report.max_score)} ({pct:.1f}%)", "",
+             "| exercise | score | status | first failure |", "| --- | ---: | --- | --- |"]
+    for ex in report.exercises:
+        first = _first_failure(ex) if ex.status == "failing" else None
+        detail = f"`{first.name}`: {_first_line(first.message)[:120]}" if first else ""
+        lines.append(f"| `{ex.id}` | {_num(ex.score)}/{_num(ex.max_score)} | {ex.status} | "
+                     f"{_md_cell(detail)} |")
+    extra = [*(f"- problem: {_md_cell(p)}" for p in report.problems),
+             *(f"- flag: {_md_cell(f)}" for f in report.flags)]
+    if extra:
+        lines += ["", *extra]
+    return "\n".join(lines) + "\n"
+
+
 def render(report: Report, fmt: str) -> str:
     """Render in ``fmt`` (one of ``FORMATS``); an unknown format raises ``ValueError``."""
-    renderers = {"table": render_table, "json": render_json}
+    renderers = {"table": render_table, "json": render_json, "gradescope": render_gradescope,
+                 "junit": render_junit, "markdown": render_markdown}
     if fmt not in renderers:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return renderers[fmt](report)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import _canary, catalog
 from grader._loader import ImplementationError, load_implementation
 
 HYPOTHESIS_GRADING = "drills-grading"
@@ -113,8 +113,11 @@ def _reporter(fd: int, key_fd: int | None):
         with os.fdopen(key_fd, "rb") as stream:
             key = bytes.fromhex(stream.read().decode())
     stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+    owner = os.getpid()
 
     def write(record: dict) -> None:
+        if os.getpid() != owner:
+            return  # a forked copy of the test process never speaks for it
         body = json.dumps(record)
         sig = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
         stream.write(json.dumps({"sig": sig, "body": body}) + "\n")
@@ -194,6 +197,9 @@ def impl(request: pytest.FixtureRequest):
     ex = catalog.exercise_for_test_file(Path(str(request.path)))
     if ex is None:
         raise pytest.UsageError(f"{request.path} is not the test file of a catalog exercise")
+    if request.config.getoption("grading"):
+        test_modules = {id(i.module): i.module for i in request.session.items if getattr(i, "module", None)}
+        _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))  # before any submitted code runs
     try:
         return load_implementation(ex, request.config.stash[_IMPL_ROOT])
     except ImplementationError as exc:
@@ -309,6 +315,10 @@ class _ReportCollector:
         if ex is None:
             return
         status, message = _final_outcome(reports)
+        tampered = _canary.check(self.config.pluginmanager) if self.config.getoption("grading") else []
+        if tampered:
+            status, message = "failed", "tampering detected: " + "; ".join(tampered)
+            _emit(self.config, {"event": "tamper", "exercise": ex.id, "reason": "; ".join(tampered)})
         not_started = any(dict(r.user_properties).get("not_started") for r in reports)
         duration = sum(r.duration for r in reports)
         _emit(self.config, {"event": "result", "nodeid": report.nodeid, "exercise": ex.id,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import catalog
+from grader.scan import Finding, scan_tree
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
                 "sitecustomize.py", "usercustomize.py", "setup.py"}
@@ -47,7 +48,7 @@ class Limits:
     test_s: float = 60.0
     memory_mb: int = 6144
     file_mb: int = 64
-    nproc: int = 1024
+    nproc: int = 512  # beyond what the child's user already runs
     output_bytes: int = 5_000_000
     network_off: bool = True
 
@@ -62,6 +63,21 @@ class ChildRun:
     killed_for: str = ""  # "time" | "output" | "report" when the grader killed it
     ignored: list[str] = field(default_factory=list)
     forged: int = 0  # records whose signature did not verify
+    findings: list[Finding] = field(default_factory=list)
+
+
+# Children in flight: their own sessions do not get the terminal's Ctrl-C, so the grader kills
+# them itself (``kill_all``) when it is interrupted.
+_RUNNING: set[subprocess.Popen] = set()
+
+
+def kill_all() -> None:
+    """Kill every grading child still running (and its process group)."""
+    for proc in list(_RUNNING):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _sign(key: bytes, payload: str) -> str:
@@ -178,6 +194,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work)
+        findings = scan_tree(impl)
         for sub in ("home", "tmp", "cwd"):
             (work / sub).mkdir()
         drop = _drop_to()
@@ -201,7 +218,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                "--impl-root", str(impl), "--grading", "--report-fd", str(report_w),
                "--report-key-fd", str(key_r), "--test-timeout", str(limits.test_s), *files]
         run = _supervise(cmd, _env(work, kit), work / "cwd", (report_w, key_r), report_r, key, limits)
-        run.ignored = ignored
+        run.ignored, run.findings = ignored, findings
         return run
 
 
@@ -214,6 +231,7 @@ def _supervise(cmd: list[str], env: dict[str, str], cwd: Path, pass_fds: tuple[i
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd=cwd, pass_fds=pass_fds,
                             start_new_session=True)
+    _RUNNING.add(proc)
     for fd in pass_fds:
         os.close(fd)
 
@@ -263,6 +281,7 @@ def _supervise(cmd: list[str], env: dict[str, str], cwd: Path, pass_fds: tuple[i
     kill("")  # grandchildren may linger and hold the pipes open
     for t in readers:
         t.join(timeout=10)
+    _RUNNING.discard(proc)
     if killed_for:
         code = None
     output = head.decode("utf-8", "replace")

@@ -65,6 +65,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     ignored_files: list[str] = field(default_factory=list)
     sandbox: dict = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)  # for human review; tampering also zeroes
 
     def to_dict(self) -> dict:
         """The stable JSON shape: score, max_score, exercises[{id, score, max_score, tests[...]}]."""
@@ -132,6 +133,14 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         ex.tests.append(test)
         ex.score += test.score
         ex.max_score += test.max_score
+    for rec in (r for r in records if r.get("event") == "tamper"):
+        ex = by_id.get(rec["exercise"])
+        if ex is not None:
+            ex.score = 0.0
+            for test in ex.tests:
+                test.score = 0.0
+        problems.append(f"tampering detected while testing {rec['exercise']}: {rec['reason']} "
+                        "(the exercise scores 0)")
     return list(by_id.values()), problems
 
 
@@ -157,5 +166,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
         problems.append("last output of the test run:\n" + run.output[-3000:])
     sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
     sandbox = {k: v for k, v in sandbox.items() if k != "event"}
+    flags = [str(f) for f in run.findings]
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
-                  results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox)
+                  results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
+                  flags)

@@ -1,0 +1,154 @@
+"""Canaries: prove, after submitted code has run, that the checks grading it still work.
+
+``snapshot()`` records the identity of every function that decides a verdict (comparisons,
+gradient checks, builtins, pytest's reporting, this kit's plugin) before the first submitted
+module is imported. ``check()`` then reports any that were replaced, any plugin registered
+since, and any check that no longer fails on inputs that must fail. Submitted code runs in the
+same process as its tests, so this is how a patched comparison or report is caught.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+from typing import Any
+
+_WATCHED: dict[str, tuple[str, ...]] = {
+    "builtins": ("isinstance", "AssertionError", "__import__", "abs", "all", "any", "float", "len",
+                 "max", "min", "sum", "getattr", "hasattr", "type"),
+    "os": ("_exit", "kill", "fork"),
+    "sys": ("exit",),
+    "json": ("dumps",),
+    "hmac": ("new", "compare_digest"),
+    "_pytest.runner": ("call_and_report", "call_runtest_hook", "pytest_runtest_makereport",
+                       "check_interactive_exception"),
+    "_pytest.reports": ("TestReport",),
+    "_pytest.python": ("pytest_pyfunc_call",),
+    "_pytest.outcomes": ("skip", "xfail", "fail", "exit"),
+    "grader.pytest_plugin": ("pytest_runtest_makereport", "_final_outcome", "_emit",
+                             "_ReportCollector", "_learner_message"),
+    "grader.checks._compare": ("assert_close", "assert_shape", "assert_device", "assert_tensor"),
+    "grader.checks._gradients": ("check_gradients", "_explain"),
+    "grader.checks._errors": ("assert_raises_naming",),
+    "grader.checks._opcount": ("count_aten_ops",),
+    "torch": ("allclose", "isclose", "equal", "eq", "testing"),
+    "torch.testing": ("assert_close",),
+    "torch.autograd": ("gradcheck", "gradgradcheck", "grad", "backward"),
+    "torch.Tensor": ("__eq__", "__ne__", "__sub__", "__rsub__", "__gt__", "__lt__", "__abs__",
+                     "allclose", "equal", "abs", "sub", "any", "all", "backward", "item", "tolist",
+                     "isnan", "isinf", "to", "detach"),
+    "tensorflow": ("debugging", "GradientTape"),
+    "numpy": ("allclose", "testing"),
+    "numpy.testing": ("assert_allclose",),
+}
+_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call", "outcome")}
+
+_snapshot: dict[tuple[str, str], Any] = {}
+_plugins: set[int] = set()
+_module_globals: list[tuple[Any, dict[str, Any]]] = []
+
+
+def _resolve(path: str) -> Any:
+    module_name, _, attr = path.rpartition(".")
+    if path in sys.modules:
+        return sys.modules[path]
+    if module_name in sys.modules and attr:
+        return getattr(sys.modules[module_name], attr, None)
+    return None
+
+
+def _lookup(owner: Any, name: str) -> Any:
+    """The attribute as stored (no descriptor binding, so the same object each time)."""
+    if isinstance(owner, type):
+        return next((k.__dict__[name] for k in owner.__mro__ if name in k.__dict__), None)
+    return getattr(owner, name, None)
+
+
+def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
+    """Record the watched functions, the registered pytest plugins and the globals of
+    ``test_modules`` as they are now (before any submitted code has run)."""
+    if _snapshot:
+        return
+    _module_globals.extend((m, dict(vars(m))) for m in test_modules)
+    for owner_path, names in {**_WATCHED, **_METHODS_OF}.items():
+        owner = builtins if owner_path == "builtins" else _resolve(owner_path)
+        if owner is None:
+            try:
+                owner = importlib.import_module(owner_path) if owner_path.startswith(("grader", "_pytest")) else None
+            except ImportError:
+                owner = None
+        if owner is None:
+            continue
+        for name in names:
+            value = _lookup(owner, name)
+            if value is not None:
+                _snapshot[(owner_path, name)] = value
+    _plugins.update(id(p) for p in pluginmanager.get_plugins())
+
+
+def _behaviour() -> list[str]:
+    problems = []
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        a, b = torch.zeros(3), torch.ones(3)
+        if torch.allclose(a, b) or torch.equal(a, b) or bool((a == b).all()):
+            problems.append("torch comparisons report different tensors as equal")
+        from grader.checks import assert_close
+
+        try:
+            assert_close(a, b)
+            problems.append("grader.checks.assert_close accepts different tensors")
+        except AssertionError:
+            pass
+        try:
+            torch.testing.assert_close(a, b)
+            problems.append("torch.testing.assert_close accepts different tensors")
+        except AssertionError:
+            pass
+        x = torch.tensor([1.5], dtype=torch.float64, requires_grad=True)
+        wrong = _wrong_gradient_function(torch)
+        if torch.autograd.gradcheck(wrong.apply, (x,), raise_exception=False):
+            problems.append("torch.autograd.gradcheck accepts a wrong gradient")
+    return problems
+
+
+def _wrong_gradient_function(torch):
+    class Wrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad  # the derivative of x*x is 2x: this is wrong on purpose
+
+    return Wrong
+
+
+def check(pluginmanager: Any) -> list[str]:
+    """What was tampered with since ``snapshot()``: an empty list when nothing was (or no
+    snapshot was taken, i.e. no submitted code has run)."""
+    if not _snapshot:
+        return []
+    problems = []
+    for (owner_path, name), value in _snapshot.items():
+        owner = builtins if owner_path == "builtins" else _resolve(owner_path)
+        now = _lookup(owner, name) if owner is not None else None
+        if now is not value:
+            problems.append(f"{owner_path}.{name} was replaced")
+    for module, names in _module_globals:
+        changed = [n for n, v in names.items() if vars(module).get(n, None) is not v]
+        if changed:
+            problems.append(f"globals of test module {module.__name__} were replaced: {', '.join(changed[:5])}")
+    added = [type(p).__name__ for p in pluginmanager.get_plugins() if id(p) not in _plugins]
+    if added:
+        problems.append(f"pytest plugin(s) registered by submitted code: {', '.join(added)}")
+    try:
+        problems.extend(_behaviour())
+    except Exception as exc:  # noqa: BLE001 - a broken check is itself tampering
+        problems.append(f"a canary check raised {type(exc).__name__}: {exc}")
+    return problems
+
+
+__all__ = ["check", "snapshot"]
