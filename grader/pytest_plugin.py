@@ -34,6 +34,7 @@ _IMPL_ROOT = pytest.StashKey[Path]()
 _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
+_MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
 DEFAULT_TEST_TIMEOUT_S = 60.0
 
 
@@ -74,6 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
     for line in ("exercise(id): the catalog id of the exercise a test module checks",
                  "points(n): points a test is worth (default 1)",
                  "cuda: needs a CUDA device; skipped, never failed, without one"):
@@ -172,17 +175,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         ex = catalog.exercise_for_test_file(Path(str(item.path)))
         item.stash[_EXERCISE] = ex
+        unavailable = ""
         if item.get_closest_marker("cuda") is not None:
             if cuda is None:
                 cuda = _cuda_available()
             if not cuda:
+                unavailable = CUDA_SKIP_REASON
                 item.add_marker(pytest.mark.skip(reason=CUDA_SKIP_REASON))
         if ex is not None:
             # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
             item.add_marker(pytest.mark.timeout(0))
             _emit(config, {"event": "collected", "nodeid": item.nodeid, "exercise": ex.id,
                            "points": points_of(item), "visibility": _visibility(ex, item),
-                           "cuda": item.get_closest_marker("cuda") is not None})
+                           "unavailable": unavailable})
 
 
 def _cuda_available() -> bool:
@@ -201,9 +206,19 @@ def impl(request: pytest.FixtureRequest):
         test_modules = {id(i.module): i.module for i in request.session.items if getattr(i, "module", None)}
         _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))  # before any submitted code runs
     try:
-        return load_implementation(ex, request.config.stash[_IMPL_ROOT])
+        module = load_implementation(ex, request.config.stash[_IMPL_ROOT])
     except ImplementationError as exc:
+        _leave_if_forked()
         pytest.fail(str(exc), pytrace=False)
+    _leave_if_forked()
+    return module
+
+
+def _leave_if_forked() -> None:
+    """A copy of the test process forked by submitted code stops here instead of running the
+    rest of the suite beside the real one."""
+    if os.getpid() != _MAIN_PID:
+        os._exit(0)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -268,6 +283,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    _leave_if_forked()
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     ex = exercise_of(item)
@@ -316,7 +332,7 @@ class _ReportCollector:
             return
         status, message = _final_outcome(reports)
         tampered = _canary.check(self.config.pluginmanager) if self.config.getoption("grading") else []
-        if tampered:
+        if tampered and status != "skipped":
             status, message = "failed", "tampering detected: " + "; ".join(tampered)
             _emit(self.config, {"event": "tamper", "exercise": ex.id, "reason": "; ".join(tampered)})
         not_started = any(dict(r.user_properties).get("not_started") for r in reports)

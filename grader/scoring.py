@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader import catalog
-from grader.pytest_plugin import CUDA_SKIP_REASON
 from grader.sandbox import ChildRun, Limits, run_tests
 
 
@@ -121,10 +120,10 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         points = float(rec["points"])
         name = rec["nodeid"].rsplit("/", 1)[-1]
         res = results.get(rec["nodeid"])
-        if res is None:
+        if rec.get("unavailable"):
+            test = TestResult(name, "not_run", 0.0, 0.0, rec["visibility"], rec["unavailable"])
+        elif res is None:
             test = TestResult(name, "missing", 0.0, points, rec["visibility"], missing_reason)
-        elif res["status"] == "skipped" and res["message"] == CUDA_SKIP_REASON:
-            test = TestResult(name, "not_run", 0.0, 0.0, rec["visibility"], CUDA_SKIP_REASON)
         else:
             status = res["status"]
             score = points if status == "passed" else 0.0

@@ -1,0 +1,32 @@
+"""Wrong: predict() 'stops gradients' by switching every parameter's requires_grad off instead of
+using inference mode: the caller's model is changed (parameters no longer trainable) and the
+output still has a graph when x requires grad."""
+
+import torch
+from torch import Tensor, nn
+
+
+def straight_through_round(x: Tensor) -> Tensor:
+    # Value: x + (round(x) - x) == round(x). Gradient: 1 through x, 0 through the detached term.
+    return x + (torch.round(x) - x).detach()
+
+
+def mse_to_fixed_target(pred: Tensor, target: Tensor) -> Tensor:
+    if target.shape != pred.shape:
+        raise ValueError(f"target must have the shape of pred {tuple(pred.shape)}, "
+                         f"got {tuple(target.shape)}")
+    # detach() cuts target out of the graph without touching the caller's tensor or its flags.
+    return ((pred - target.detach()) ** 2).mean()
+
+
+def predict(model: nn.Module, x: Tensor) -> Tensor:
+    # Remember every module's own flag: model.train(was_training) would flatten mixed states.
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        model.eval()
+        for p in model.parameters():
+            p.requires_grad_(False)
+        return model(x)
+    finally:
+        for module, training in modes:
+            module.training = training

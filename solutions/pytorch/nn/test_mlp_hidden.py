@@ -1,0 +1,224 @@
+"""Hidden tests for pytorch.nn.mlp (the catalog's contract checks)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings, strategies as st
+from torch import nn
+from torch.func import functional_call
+
+from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
+                           autocast, check_gradients, device_params)
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "silu": F.silu}
+
+sizes = st.integers(1, 6)
+hidden_lists = st.lists(sizes, max_size=3)
+
+
+def describe(in_f, hidden, out_f, **kw) -> str:
+    extra = "".join(f", {k}={v!r}" for k, v in kw.items())
+    return f"MLP({in_f}, {list(hidden)}, {out_f}{extra})"
+
+
+def linears_of(model: nn.Module, expected: int, name: str) -> list[nn.Linear]:
+    """The registered nn.Linear layers, in registration (= forward, per the contract) order."""
+    found = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    assert len(found) == expected, (
+        f"{name}: found {len(found)} registered nn.Linear layers, expected {expected} (layers "
+        "kept in a plain Python list or dict are not registered: use nn.Sequential/nn.ModuleList)")
+    return found
+
+
+def reference_forward(model: nn.Module, x: torch.Tensor, hidden, activation: str, name: str):
+    """Independent forward pass from the contract: Linear, act, ..., Linear (no dropout)."""
+    layers = linears_of(model, len(hidden) + 1, name)
+    for i, lin in enumerate(layers):
+        x = F.linear(x, lin.weight, lin.bias)
+        if i < len(layers) - 1:
+            x = ACTIVATIONS[activation](x)
+    return x
+
+
+def expected_shapes(in_f, hidden, out_f) -> list[tuple[int, ...]]:
+    dims = [in_f, *hidden, out_f]
+    out = []
+    for a, b in zip(dims[:-1], dims[1:]):
+        out += [(b, a), (b,)]
+    return sorted(out)
+
+
+@pytest.mark.points(2)
+@given(in_f=sizes, hidden=hidden_lists, out_f=sizes)
+def test_parameters_registered_and_counted(impl, in_f, hidden, out_f):
+    name = describe(in_f, hidden, out_f)
+    model = impl.MLP(in_f, hidden, out_f)
+    params = list(model.parameters())
+    dims = [in_f, *hidden, out_f]
+    formula = sum(a * b + b for a, b in zip(dims[:-1], dims[1:]))
+    count = sum(p.numel() for p in params)
+    assert count == formula, (f"{name}: parameters() holds {count} values, expected {formula} "
+                              "(are some layers kept in a plain Python list?)")
+    shapes = sorted(tuple(p.shape) for p in params)
+    assert shapes == expected_shapes(in_f, hidden, out_f), (
+        f"{name}: parameter shapes {shapes}, expected {expected_shapes(in_f, hidden, out_f)} "
+        "(one weight and one bias per Linear)")
+    state_shapes = sorted(tuple(t.shape) for t in model.state_dict().values())
+    assert state_shapes == expected_shapes(in_f, hidden, out_f), (
+        f"{name}: state_dict() holds tensors of shapes {state_shapes}, expected "
+        f"{expected_shapes(in_f, hidden, out_f)}")
+
+
+def test_state_dict_round_trip_reproduces_outputs(impl):
+    torch.manual_seed(0)
+    a = impl.MLP(5, [7, 4], 3, activation="tanh").eval()
+    torch.manual_seed(1)
+    b = impl.MLP(5, [7, 4], 3, activation="tanh").eval()
+    b.load_state_dict(a.state_dict())
+    x = torch.randn(6, 5)
+    assert_close(b(x), a(x), name="outputs after load_state_dict(other.state_dict())")
+
+
+@pytest.mark.points(2)
+@given(lead=st.lists(st.integers(1, 3), max_size=3), in_f=sizes, hidden=hidden_lists,
+       out_f=sizes, activation=st.sampled_from(sorted(ACTIVATIONS)))
+def test_forward_matches_layer_by_layer_reference(impl, lead, in_f, hidden, out_f, activation):
+    torch.manual_seed(len(lead) + 7 * in_f + 49 * out_f)
+    name = describe(in_f, hidden, out_f, activation=activation)
+    model = impl.MLP(in_f, hidden, out_f, activation=activation).double().eval()
+    x = torch.randn(*lead, in_f, dtype=torch.float64)
+    out = model(x)
+    assert_shape(out, (*lead, out_f), name=f"{name}(x{tuple(x.shape)})")
+    expected = reference_forward(model, x, hidden, activation, name)
+    assert_close(out, expected, rtol=1e-9, atol=1e-9, name=f"{name}(x{tuple(x.shape)})")
+
+
+def test_output_layer_has_no_activation(impl):
+    torch.manual_seed(0)
+    model = impl.MLP(4, [16], 8, activation="relu").eval()
+    out = model(torch.randn(64, 4) * 3)
+    assert float(out.detach().min()) < 0, ("MLP(4, [16], 8, activation='relu'): no output is negative; "
+                                  "the last Linear must not be followed by the activation")
+
+
+@pytest.mark.points(2)
+def test_dropout_only_in_train_mode(impl):
+    torch.manual_seed(0)
+    model = impl.MLP(8, [64, 64], 4, dropout=0.5)
+    x = torch.randn(32, 8)
+    model.eval()
+    first, second = model(x), model(x)
+    assert_close(second, first, name="MLP(..., dropout=0.5) in eval mode, called twice")
+    assert_close(first, reference_forward(model, x, [64, 64], "relu", "MLP(8, [64, 64], 4)"),
+                 name="eval-mode output vs the same network without dropout")
+    model.train()
+    train_a, train_b = model(x), model(x)
+    assert not torch.equal(train_a, train_b), (
+        "MLP(..., dropout=0.5) in train mode gave identical outputs twice: dropout is not active")
+    assert not torch.equal(train_a, first), (
+        "MLP(..., dropout=0.5): train-mode output equals eval-mode output; dropout is not active")
+
+
+def test_dropout_not_on_input_or_output(impl):
+    torch.manual_seed(0)
+    x = torch.randn(32, 6)
+    single = impl.MLP(6, [], 5, dropout=0.5).train()
+    lin = linears_of(single, 1, "MLP(6, [], 5)")[0]
+    assert_close(single(x), F.linear(x, lin.weight, lin.bias),
+                 name="MLP(6, [], 5, dropout=0.5) in train mode (no hidden layer: no dropout, "
+                      "dropout never applies to the input)")
+    model = impl.MLP(6, [32], 5, dropout=0.5).train()
+    zeros = int((model(x) == 0).sum())
+    assert zeros == 0, (f"MLP(6, [32], 5, dropout=0.5) in train mode: {zeros} outputs are exactly "
+                        "0; dropout must not be applied after the last Linear")
+
+
+@pytest.mark.points(2)
+def test_dropout_mask_is_inverted_with_rate_p(impl):
+    """Input of the last Linear == 0 or act(first Linear(x)) / (1 - p), zeroed at rate p."""
+    p = 0.3
+    torch.manual_seed(1234)
+    model = impl.MLP(8, [256], 3, activation="tanh", dropout=p).train()
+    first, last = linears_of(model, 2, "MLP(8, [256], 3)")
+    seen = []
+    handle = last.register_forward_pre_hook(lambda mod, args: seen.append(args[0].detach()))
+    x = torch.randn(64, 8)
+    try:
+        model(x)
+    finally:
+        handle.remove()
+    hidden = torch.tanh(F.linear(x, first.weight, first.bias)).detach()
+    got = seen[0]
+    dropped = got == 0
+    kept = ~dropped
+    assert_close(got[kept], hidden[kept] / (1 - p), rtol=1e-5, atol=1e-6,
+                 name="kept hidden units (must be scaled by 1 / (1 - p), as nn.Dropout does)")
+    rate = float(dropped.float().mean())
+    assert abs(rate - p) < 0.03, (f"MLP(..., dropout={p}): {rate:.3f} of the hidden units were "
+                                  f"dropped in train mode, expected about {p}")
+
+
+def test_every_parameter_receives_gradient(impl):
+    torch.manual_seed(0)
+    model = impl.MLP(5, [6, 4], 3, activation="tanh", dropout=0.2).train()
+    model(torch.randn(8, 5)).pow(2).sum().backward()
+    assert list(model.parameters()), "MLP(5, [6, 4], 3) has no registered parameters at all"
+    for pname, p in model.named_parameters():
+        assert p.grad is not None, f"parameter {pname} received no gradient"
+        assert torch.isfinite(p.grad).all(), f"parameter {pname} has a non-finite gradient"
+        assert p.grad.abs().sum() > 0, f"parameter {pname} received an all-zero gradient"
+
+
+@pytest.mark.points(2)
+@settings(max_examples=5)
+@given(hidden=st.lists(st.integers(1, 3), max_size=2), activation=st.sampled_from(["tanh", "gelu", "silu"]))
+def test_gradients_match_finite_differences(impl, hidden, activation):
+    torch.manual_seed(0)
+    model = impl.MLP(3, hidden, 2, activation=activation).double().eval()
+    names = [n for n, _ in model.named_parameters()]
+    params = [p.detach() for _, p in model.named_parameters()]
+
+    def forward(x, *ps):
+        return functional_call(model, dict(zip(names, ps)), (x,))
+
+    check_gradients(forward, torch.randn(2, 3, dtype=torch.float64), *params,
+                    name=describe(3, hidden, 2, activation=activation) + " forward")
+
+
+def test_to_meta_moves_every_parameter(impl):
+    model = impl.MLP(4, [5, 6], 3).to("meta")
+    for pname, p in model.named_parameters():
+        assert p.device.type == "meta", f"after .to('meta'), parameter {pname} is on {p.device}"
+    out = model(torch.empty(2, 4, device="meta"))
+    assert_shape(out, (2, 3), name="MLP on meta")
+    assert_device(out, "meta", name="MLP on meta")
+
+
+@pytest.mark.parametrize("device", device_params(meta=True))
+def test_runs_on_device(impl, device):
+    model = impl.MLP(4, [5], 3, activation="gelu", dropout=0.1).to(device)
+    out = model(torch.randn(2, 7, 4, device=device))
+    assert_shape(out, (2, 7, 3), name=f"MLP on {device}")
+    assert_device(out, device, name=f"MLP on {device}")
+
+
+def test_double_model_gives_float64(impl):
+    model = impl.MLP(4, [5], 3).double()
+    out = model(torch.randn(2, 4, dtype=torch.float64))
+    assert out.dtype == torch.float64, f"MLP.double() on float64 input returned {out.dtype}"
+
+
+def test_autocast_output_dtype(impl):
+    model = impl.MLP(4, [8], 3)
+    with autocast("cpu") as low:
+        out = model(torch.randn(5, 4))
+    assert out.dtype == low, f"MLP under torch.autocast('cpu') returned {out.dtype}, expected {low}"
+
+
+def test_rejects_bad_arguments(impl):
+    assert_raises_naming(ValueError, "in_features", impl.MLP, 0, [4], 2)
+    assert_raises_naming(ValueError, "out_features", impl.MLP, 3, [4], -1)
+    assert_raises_naming(ValueError, "hidden", impl.MLP, 3, [4, 0], 2)
+    assert_raises_naming(ValueError, "activation", impl.MLP, 3, [4], 2, activation="swish!")
+    assert_raises_naming(ValueError, "dropout", impl.MLP, 3, [4], 2, dropout=1.5)
+    assert_raises_naming(ValueError, "dropout", impl.MLP, 3, [4], 2, dropout=-0.1)

@@ -1,0 +1,42 @@
+"""Wrong: moves tensors with `t.to(device, copy=True)` "to be safe": a tensor already on the
+target device is copied (memory and time wasted, and identity lost) instead of returned as is."""
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+
+def move_to(obj: Any, device: str | torch.device, *, non_blocking: bool = False) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device, non_blocking=non_blocking, copy=True)
+    if isinstance(obj, dict):
+        return type(obj)((k, move_to(v, device, non_blocking=non_blocking)) for k, v in obj.items())
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(move_to(v, device, non_blocking=non_blocking) for v in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(move_to(v, device, non_blocking=non_blocking) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        fields = {f.name: move_to(getattr(obj, f.name), device, non_blocking=non_blocking)
+                  for f in dataclasses.fields(obj)}
+        return dataclasses.replace(obj, **fields)
+    return obj
+
+
+_AVAILABLE = {
+    "cuda": lambda: torch.cuda.is_available(),
+    "mps": lambda: torch.backends.mps.is_available(),
+    "xpu": lambda: torch.xpu.is_available(),
+    "cpu": lambda: True,
+}
+
+
+def pick_device(prefer: Sequence[str] = ("cuda", "mps", "cpu")) -> torch.device:
+    names = list(prefer)
+    if not names or any(n not in _AVAILABLE for n in names):
+        raise ValueError(f"bad prefer: {names}")
+    for name in names:
+        if _AVAILABLE[name]():
+            return torch.device(name)
+    raise ValueError(f"nothing in prefer={names} is available")

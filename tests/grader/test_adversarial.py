@@ -1,0 +1,160 @@
+"""A batch of hostile submissions beside honest ones: each hostile one scores 0 or is flagged,
+the grader survives, the honest ones keep full marks, and bad inputs are reported.
+
+Every hostile module falls back to raising NotImplementedError (or wrong output) when its trick
+fails, so "scores 0" means the trick did not work.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+import socket
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader.batch import run_batch
+from grader.sandbox import Limits
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+CORPUS = Path(__file__).with_name("adversarial")
+SECRET = "s3cr3t-grader-token-4711"
+FLAGGED_ONLY = {"frame_walk_cheat": "_getframe"}  # may score, but must be flagged for review
+EXPECTED_PROBLEM = {
+    "forge_result_records": "forged record",
+    "output_flood": "flooding its output",
+    "patch_check_library": "tampering detected",
+    "patch_test_globals": "tampering detected",
+    "patch_torch_compare": "tampering detected",
+    "patch_tensor_ops": "tampering detected",
+    "register_pytest_plugin": "tampering detected",
+    "patch_test_report": "tampering detected",
+    "exit_at_import": "ended early",
+}
+
+pytestmark = pytest.mark.timeout(1200)
+
+
+class _Listener:
+    """A loopback TCP server that records whatever reaches it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.5)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                self.received.append(conn.recv(1024))
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class")
+    listener = _Listener()
+    for module in sorted(CORPUS.glob("*.py")):
+        target = folder / module.stem / EX.relpath
+        target.parent.mkdir(parents=True)
+        text = module.read_text().replace("_port = 9  # PORT", f"_port = {listener.port}  # PORT")
+        target.write_text(text)
+    honest = folder / "honest" / EX.relpath
+    honest.parent.mkdir(parents=True)
+    shutil.copyfile(EX.reference, honest)
+    with zipfile.ZipFile(folder / "honest_zip.zip", "w") as archive:
+        archive.write(EX.reference, f"my-work/{EX.relpath.as_posix()}")  # zipped with its folder
+    (folder / "empty").mkdir()
+    (folder / "notazip.zip").write_bytes(b"this is not a zip archive")
+    (folder / "stray.txt").write_text("a file where a submission folder is expected")
+    kit_file = catalog.KIT_ROOT / "grader" / "checks" / "_compare.py"
+    before = hashlib.sha256(kit_file.read_bytes()).hexdigest()
+    out = tmp_path_factory.mktemp("results")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DRILLS_FAKE_SECRET", SECRET)
+    try:
+        gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2,
+                              limits=Limits(wall_s=120, test_s=3, nproc=64), log=lambda m: None)
+    finally:
+        mp.undo()
+        listener.close()
+    results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+    return {"folder": folder, "out": out, "results": results, "gradebook": gradebook,
+            "kit_unchanged": hashlib.sha256(kit_file.read_bytes()).hexdigest() == before,
+            "received": listener.received}
+
+
+def test_honest_submissions_keep_full_marks(batch):
+    for name in ("honest", "honest_zip"):
+        result = batch["results"][name]
+        assert result["score"] == result["max_score"] > 0, (name, result["problems"])
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in CORPUS.glob("*.py")))
+def test_each_hostile_submission_scores_zero_or_is_flagged(batch, name):
+    result = batch["results"][name]
+    if name in FLAGGED_ONLY:
+        assert any(FLAGGED_ONLY[name] in flag for flag in result["flags"]), result["flags"]
+        return
+    assert result["score"] == 0, f"{name} scored {result['score']}: {result['problems']}"
+    if name in EXPECTED_PROBLEM:
+        assert any(EXPECTED_PROBLEM[name] in p for p in result["problems"]), result["problems"]
+
+
+def test_nothing_escaped_the_sandbox(batch):
+    assert batch["kit_unchanged"], "a submission modified the kit's own files"
+    assert not Path("/tmp/drills-pwned").exists() and not Path("/work/drills-pwned").exists()
+    assert batch["received"] == [], "a submission reached a loopback server"
+    for path in batch["out"].rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), f"the secret leaked into {path.name}"
+
+
+def test_sandbox_facts_are_reported(batch):
+    facts = batch["results"]["honest"]["sandbox"]
+    assert facts["network_isolated"] and facts["solutions_hidden"] and not facts["kit_writable"]
+
+
+def test_bad_inputs_get_a_clear_message_and_the_batch_goes_on(batch):
+    assert "empty" in batch["results"]["empty"]["problems"][0]
+    assert "not a valid zip file" in batch["results"]["notazip"]["problems"][0]
+    assert "not a folder or a .zip" in batch["results"]["stray.txt"]["problems"][0]
+
+
+def test_gradebook_has_a_row_per_submission_and_a_column_per_exercise(batch):
+    with open(batch["gradebook"], newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["submission"] for r in rows} == set(batch["results"])
+    honest = next(r for r in rows if r["submission"] == "honest")
+    assert float(honest[EX.id]) == float(honest["max_total"]) > 0
+    assert (batch["out"] / "feedback" / "honest.md").is_file()
+
+
+def test_rerun_skips_done_work_and_regrades_what_is_missing(batch):
+    (batch["out"] / "results" / "honest.json").unlink()
+    messages: list[str] = []
+    run_batch(batch["folder"], batch["out"], exercise_ids=[EX.id], jobs=1,
+              limits=Limits(wall_s=120, test_s=3), log=messages.append)
+    assert any("already graded" in m for m in messages)
+    result = json.loads((batch["out"] / "results" / "honest.json").read_text())
+    assert result["score"] == result["max_score"] > 0
