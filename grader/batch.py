@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, TextIO
 
-from grader import catalog, formats
+from grader import _forkserver, catalog, formats
 from grader.sandbox import Limits, kill_all
 from grader.scoring import SubmissionError, score_submission, select_exercises
 
@@ -101,7 +101,7 @@ def _error_result(entry: Entry, message: str, exercises: list[catalog.Exercise])
 
 
 def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
-                hide: list[Path]) -> tuple[dict, str]:
+                hide: list[Path], fork: bool = False) -> tuple[dict, str]:
     """Grade one entry; returns (JSON-able result, markdown feedback). Never raises for bad input."""
     exercises = select_exercises(exercise_ids)
     if entry.problem:
@@ -110,7 +110,7 @@ def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
     with tempfile.TemporaryDirectory(prefix="drills-unzip-") as tmp:
         try:
             root = _unpack(entry.path, Path(tmp)) if entry.path.suffix == ".zip" else entry.path
-            report = score_submission(root, exercise_ids, limits=limits, hide=hide)
+            report = score_submission(root, exercise_ids, limits=limits, hide=hide, fork=fork)
         except SubmissionError as exc:
             result = _error_result(entry, str(exc), exercises)
             return result, f"## {entry.name}\n\nNot graded: {exc}\n"
@@ -167,9 +167,12 @@ class _Progress:
 
 
 def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None, jobs: int = 1,
-              force: bool = False, limits: Limits | None = None,
+              force: bool = False, limits: Limits | None = None, fork: bool = True,
               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Path:
     """Grade every submission in ``folder`` into ``out``; return the gradebook's path.
+
+    ``fork``: fork each grading child from a fork server that imported the frameworks once
+    (``grader._forkserver``), instead of starting a fresh interpreter per submission.
 
     Raises:
         BatchError: ``folder`` is missing or not a folder.
@@ -190,7 +193,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     progress = _Progress(len(todo))
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide): e for e in todo}
+        pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide, fork): e for e in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -210,4 +213,5 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+        _forkserver.close_all()
     return write_gradebook(out, [e.name for e in entries], exercises)

@@ -42,7 +42,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     gradebook = run_batch(Path(args.submissions), Path(args.out), exercise_ids=args.exercise,
-                          jobs=args.jobs, force=args.force, limits=limits)
+                          jobs=args.jobs, force=args.force, limits=limits,
+                          fork=not args.no_forkserver)
     print(f"gradebook: {gradebook}\nper-submission results: {Path(args.out) / 'results'}\n"
           f"feedback: {Path(args.out) / 'feedback'}")
     return 0
@@ -59,6 +60,30 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"{ex.id:<{width}}  {ex.difficulty:<6}  {ex.minutes:>3} min  {ex.title}")
     print(f"{len(rows)} exercise(s)", file=sys.stderr)
     return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from grader.verify import verify
+
+    def progress(name: str, report) -> None:
+        print(f"  graded {name} ({report.duration_s:.0f} s)", file=sys.stderr)
+
+    print("grading references, stubs and wrong solutions...", file=sys.stderr)
+    verdicts, reports = verify(args.ids or None, jobs=args.jobs, on_run=progress)
+    unsound = 0
+    for verdict in verdicts:
+        problems = verdict.problems()
+        unsound += bool(problems)
+        print(f"FAIL {verdict.id}" if problems
+              else f"ok   {verdict.id} ({len(verdict.wrong)} wrong solutions caught)")
+        for problem in problems:
+            print(f"       {problem}")
+    run_problems = [f"{r.submission}: {p}" for r in reports for p in r.problems]
+    for problem in run_problems:
+        print(f"FAIL grading run {problem}")
+    print(f"{len(verdicts) - unsound}/{len(verdicts)} exercises sound")
+    bad = unsound or run_problems
+    return 1 if bad else 0
 
 
 def _add_limit_options(parser: argparse.ArgumentParser) -> None:
@@ -108,8 +133,21 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--exercise", "-e", action="append", metavar="ID",
                        help="grade only this exercise id (repeatable; default: all)")
     batch.add_argument("--force", action="store_true", help="grade again what is already graded")
+    batch.add_argument("--no-forkserver", action="store_true",
+                       help="start a fresh interpreter per submission instead of forking it from "
+                            "a server that imported torch/TensorFlow once (slower; for debugging)")
     _add_limit_options(batch)
     batch.set_defaults(func=_cmd_batch)
+
+    ver = sub.add_parser(
+        "verify", help="maintainers: check that exercises are sound",
+        description="For each exercise (default: all), check that the reference scores full "
+                    "marks, the untouched stub scores 0, and every wrong solution fails a hidden "
+                    "test. Exit status 1 when any does not.")
+    ver.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
+    ver.add_argument("--jobs", "-j", type=int, default=2, metavar="N",
+                     help="grading runs at once (default: 2)")
+    ver.set_defaults(func=_cmd_verify)
 
     lst = sub.add_parser("list", help="list the exercises, with filters",
                          description="List the exercises of the catalog.")

@@ -92,9 +92,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _configure_hypothesis(*, grading: bool) -> None:
-    from hypothesis import HealthCheck, settings
+    from hypothesis import HealthCheck, Phase, settings
 
-    common = dict(deadline=None, print_blob=False,
+    # No explain phase: it re-runs a failing example many times (slow, and it would point the
+    # learner at hidden test lines).
+    phases = tuple(phase for phase in Phase if phase is not Phase.explain)
+    common = dict(deadline=None, print_blob=False, phases=phases,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     settings.register_profile(HYPOTHESIS_GRADING, derandomize=True, database=None,
                               max_examples=25, **common)

@@ -145,16 +145,29 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tu
     return impl, kit, ignored
 
 
-def _env(work: Path, kit: Path) -> dict[str, str]:
+def _base_env() -> dict[str, str]:
+    """The environment every grading child shares (and a fork server starts with)."""
     env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
-    env.update(
-        HOME=str(work / "home"), TMPDIR=str(work / "tmp"),
-        PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
-        HYPOTHESIS_STORAGE_DIRECTORY=str(work / "tmp" / "hypothesis"),
-        TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0",
-        DRILLS_KIT_ROOT=str(kit), OMP_NUM_THREADS="1",
-    )
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
+               TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0", OMP_NUM_THREADS="1")
     return env
+
+
+def _env(work: Path, kit: Path) -> dict[str, str]:
+    return {**_base_env(), "HOME": str(work / "home"), "TMPDIR": str(work / "tmp"),
+            "HYPOTHESIS_STORAGE_DIRECTORY": str(work / "tmp" / "hypothesis"),
+            "DRILLS_KIT_ROOT": str(kit)}
+
+
+def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
+    """What a fork server should import for ``exercises``: only the frameworks they use."""
+    frameworks = {ex.framework for ex in exercises}
+    modules = ["pytest", "hypothesis", "numpy"]
+    if frameworks & {"pytorch", "crossframework"}:
+        modules.append("torch")
+    if frameworks & {"tensorflow", "crossframework"}:
+        modules.append("tensorflow")
+    return tuple(modules)
 
 
 def _world_reachable(path: Path) -> bool:
@@ -189,8 +202,12 @@ def _chown_tree(root: Path, ids: list[int]) -> None:
 
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
-              hide: list[Path] = ()) -> ChildRun:
-    """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child."""
+              hide: list[Path] = (), fork: bool = False) -> ChildRun:
+    """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
+
+    ``fork``: fork the child from a shared fork server that has already imported the frameworks
+    (``grader._forkserver``) instead of starting a fresh interpreter.
+    """
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work)
@@ -212,28 +229,42 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                 "file_mb": limits.file_mb, "nproc": limits.nproc, "drop_to": drop,
                 "network_off": limits.network_off, "workdir": str(work),
                 "hide": [str(p) for p in [catalog.KIT_ROOT / "solutions", *hide]]}
-        cmd = [sys.executable, "-m", "grader._jail", json.dumps(jail), "--",
-               sys.executable, "-m", "pytest", "-q", "--no-header", "-p", "no:cacheprovider",
-               "--rootdir", str(kit), "-c", str(kit / "pyproject.toml"),
-               "--impl-root", str(impl), "--grading", "--report-fd", str(report_w),
-               "--report-key-fd", str(key_r), "--test-timeout", str(limits.test_s), *files]
-        run = _supervise(cmd, _env(work, kit), work / "cwd", (report_w, key_r), report_r, key, limits)
+        args = ["-q", "--no-header", "-p", "no:cacheprovider", "--rootdir", str(kit),
+                "-c", str(kit / "pyproject.toml"), "--impl-root", str(impl), "--grading",
+                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                "--test-timeout", str(limits.test_s), *files]
+        env, cwd = _env(work, kit), work / "cwd"
+        if fork:
+            from grader import _forkserver
+
+            server = _forkserver.server_for(preload_modules(exercises), _base_env())
+            start = lambda: server.spawn(args, env, cwd, jail, report_w, key_r)  # noqa: E731
+        else:
+            cmd = [sys.executable, "-m", "grader._jail", json.dumps(jail), "--",
+                   sys.executable, "-m", "pytest",
+                   *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
+            start = lambda: subprocess.Popen(  # noqa: E731
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=env, cwd=cwd, pass_fds=(report_w, key_r), start_new_session=True)
+        run = _supervise(start, (report_w, key_r), report_r, key, limits)
         run.ignored, run.findings = ignored, findings
         return run
 
 
-def _supervise(cmd: list[str], env: dict[str, str], cwd: Path, pass_fds: tuple[int, ...],
-               report_r: int, key: bytes, limits: Limits) -> ChildRun:
+def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
+               limits: Limits) -> ChildRun:
+    """Start the child (``start()`` returns a ``Popen``-like object), read its output and
+    records, and kill its process group at the wall-clock limit."""
     records: list[dict] = []
     forged = 0
     head, tail = bytearray(), bytearray()
     killed_for = ""
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=env, cwd=cwd, pass_fds=pass_fds,
-                            start_new_session=True)
+    try:
+        proc = start()
+    finally:
+        for fd in pass_fds:
+            os.close(fd)
     _RUNNING.add(proc)
-    for fd in pass_fds:
-        os.close(fd)
 
     def kill(reason: str) -> None:
         nonlocal killed_for
@@ -272,11 +303,15 @@ def _supervise(cmd: list[str], env: dict[str, str], cwd: Path, pass_fds: tuple[i
     readers = [threading.Thread(target=f, daemon=True) for f in (read_output, read_records)]
     for t in readers:
         t.start()
+    code: int | None
     try:
-        code: int | None = proc.wait(timeout=limits.wall_s)
+        code = proc.wait(timeout=limits.wall_s)
     except subprocess.TimeoutExpired:
         kill("time")
         proc.wait()
+        code = None
+    except ConnectionError:  # the fork server died: the child went with it
+        kill("")
         code = None
     kill("")  # grandchildren may linger and hold the pipes open
     for t in readers:

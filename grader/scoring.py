@@ -65,6 +65,7 @@ class Report:
     ignored_files: list[str] = field(default_factory=list)
     sandbox: dict = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)  # for human review; tampering also zeroes
+    test_time_s: float = 0.0  # time spent inside the tests themselves (the rest is overhead)
 
     def to_dict(self) -> dict:
         """The stable JSON shape: score, max_score, exercises[{id, score, max_score, tests[...]}]."""
@@ -144,10 +145,12 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
 
 
 def score_submission(submission: Path | str, exercise_ids: list[str] | None = None, *,
-                     limits: Limits | None = None, hide: list[Path] = ()) -> Report:
+                     limits: Limits | None = None, hide: list[Path] = (), fork: bool = False) -> Report:
     """Grade ``submission`` (a directory laid out like ``exercises/``) on the chosen exercises.
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
+    ``fork``: fork the grading child from a fork server that has preloaded the frameworks (fast
+    when grading many submissions; see ``grader._forkserver``).
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -159,13 +162,14 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     exercises = select_exercises(exercise_ids)
     limits = limits or Limits()
     started = time.monotonic()
-    run = run_tests(submission.resolve(), exercises, limits, hide=list(hide))
+    run = run_tests(submission.resolve(), exercises, limits, hide=list(hide), fork=fork)
     results, problems = _fold(run, exercises, limits)
     if problems and not any(t.status == "passed" for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n" + run.output[-3000:])
     sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
     sandbox = {k: v for k, v in sandbox.items() if k != "event"}
     flags = [str(f) for f in run.findings]
+    test_time = sum(r.get("duration", 0.0) for r in run.records if r.get("event") == "result")
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
                   results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
-                  flags)
+                  flags, round(test_time, 3))

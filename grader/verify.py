@@ -1,0 +1,98 @@
+"""The maintainer's check that the exercises themselves are right (like rustlings' dev check).
+
+For each exercise: the reference scores full marks, the untouched stub scores 0 and reads as
+"not started", and every wrong solution under ``solutions/<path>/wrong/<name>/`` fails at least one
+hidden test. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
+selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import catalog
+from grader.sandbox import Limits
+from grader.scoring import ExerciseResult, Report, score_submission
+
+
+@dataclass
+class Verdict:
+    """What grading one exercise's reference, stub and wrong solutions showed."""
+
+    id: str
+    reference: ExerciseResult
+    stub: ExerciseResult
+    wrong: dict[str, ExerciseResult] = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        """Every way this exercise breaks the rules, in words; empty when it is sound."""
+        found = []
+        ref = self.reference
+        if not [t for t in ref.tests if t.visibility == "hidden" and t.status != "not_run"]:
+            found.append("no hidden test ran against the reference")
+        if not ref.score == ref.max_score > 0:
+            found.extend(f"reference fails {t.name}: {t.status}: {t.message[:300]}"
+                         for t in ref.tests if t.status not in ("passed", "not_run"))
+        passed = [t.name for t in self.stub.tests if t.status == "passed"]
+        if passed or self.stub.score:
+            found.append(f"the untouched stub passes {passed}")
+        elif self.stub.status != "not started":
+            found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
+        if len(self.wrong) < 2:
+            found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
+        for mistake, result in self.wrong.items():
+            if not [t for t in result.tests if t.visibility == "hidden"
+                    and t.status not in ("passed", "not_run")]:
+                found.append(f"wrong solution {mistake!r} passes every hidden test")
+        return found
+
+
+def _by_id(report: Report) -> dict[str, ExerciseResult]:
+    return {ex.id: ex for ex in report.exercises}
+
+
+def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None = None,
+           on_run: Callable[[str, Report], None] | None = None) -> tuple[list[Verdict], list[Report]]:
+    """Grade the reference, stub and wrong solutions of ``ids`` (default: every exercise).
+
+    Returns one verdict per exercise and every grading report (whose ``problems`` say whether a
+    run itself went wrong). ``on_run(name, report)`` is called as each run finishes.
+    """
+    exercises = [catalog.get_exercise(i) for i in ids] if ids else list(catalog.load_catalog().values())
+    limits = limits or Limits(wall_s=1800.0)
+    with tempfile.TemporaryDirectory(prefix="drills-verify-") as tmp:
+        jobs_by_name: dict[str, tuple[Path, list[str]]] = {
+            "reference": (catalog.KIT_ROOT / "solutions", [ex.id for ex in exercises]),
+            "stub": (catalog.KIT_ROOT / "exercises", [ex.id for ex in exercises])}
+        rounds: list[dict[str, Path]] = []
+        for k in range(max((len(ex.wrong_solutions) for ex in exercises), default=0)):
+            chosen = {ex.id: ex.wrong_solutions[k] for ex in exercises if len(ex.wrong_solutions) > k}
+            root = Path(tmp) / f"wrong{k}"
+            for ex_id, src in chosen.items():
+                target = root / catalog.get_exercise(ex_id).relpath
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, target)
+            rounds.append(chosen)
+            jobs_by_name[f"wrong{k}"] = (root, list(chosen))
+
+        def grade(name: str) -> Report:
+            root, selected = jobs_by_name[name]
+            report = score_submission(root, selected, limits=limits)
+            if on_run:
+                on_run(name, report)
+            return report
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
+    references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
+    verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
+    for k, chosen in enumerate(rounds):
+        results = _by_id(reports[f"wrong{k}"])
+        for ex_id, src in chosen.items():
+            verdicts[ex_id].wrong[src.stem] = results[ex_id]
+    return list(verdicts.values()), list(reports.values())
