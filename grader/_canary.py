@@ -30,8 +30,11 @@ _WATCHED: dict[str, tuple[str, ...]] = {
                              "_ReportCollector", "_learner_message"),
     "grader.checks._compare": ("assert_close", "assert_shape", "assert_device", "assert_tensor"),
     "grader.checks._gradients": ("check_gradients", "_explain"),
-    "grader.checks._errors": ("assert_raises_naming",),
+    "grader._errors": ("assert_raises_naming",),
     "grader.checks._opcount": ("count_aten_ops",),
+    "grader.tfchecks._compare": ("assert_close", "assert_shape", "assert_dtype"),
+    "grader.tfchecks._gradients": ("check_gradients", "central_differences"),
+    "grader.tfchecks._tracing": ("retrace_counter", "count_traces", "_tracing_count"),
     "torch": ("allclose", "isclose", "equal", "eq", "testing"),
     "torch.testing": ("assert_close",),
     "torch.autograd": ("gradcheck", "gradgradcheck", "grad", "backward"),
@@ -39,12 +42,14 @@ _WATCHED: dict[str, tuple[str, ...]] = {
                      "allclose", "equal", "abs", "sub", "any", "all", "backward", "item", "tolist",
                      "isnan", "isinf", "to", "detach"),
     "tensorflow": ("debugging", "GradientTape"),
+    "tensorflow.test": ("compute_gradient",),
     "numpy": ("allclose", "testing"),
     "numpy.testing": ("assert_allclose",),
 }
 _METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call", "outcome")}
 
 _snapshot: dict[tuple[str, str], Any] = {}
+_codes: dict[tuple[str, str], Any] = {}  # a function's code can be swapped in place
 _plugins: set[int] = set()
 _module_globals: list[tuple[Any, dict[str, Any]]] = []
 
@@ -65,6 +70,14 @@ def _lookup(owner: Any, name: str) -> Any:
     return getattr(owner, name, None)
 
 
+def _importable(owner_path: str) -> bool:
+    """Kit and pytest modules are imported to be watched, except the framework check packages:
+    importing those imports torch or TensorFlow (seconds), and a run whose tests never imported
+    one does not use it to decide anything."""
+    framework = owner_path.startswith(("grader.checks", "grader.tfchecks"))
+    return owner_path.startswith(("grader", "_pytest")) and not framework
+
+
 def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
     """Record the watched functions, the registered pytest plugins and the globals of
     ``test_modules`` as they are now (before any submitted code has run)."""
@@ -75,7 +88,7 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
         owner = builtins if owner_path == "builtins" else _resolve(owner_path)
         if owner is None:
             try:
-                owner = importlib.import_module(owner_path) if owner_path.startswith(("grader", "_pytest")) else None
+                owner = importlib.import_module(owner_path) if _importable(owner_path) else None
             except ImportError:
                 owner = None
         if owner is None:
@@ -84,6 +97,7 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
             value = _lookup(owner, name)
             if value is not None:
                 _snapshot[(owner_path, name)] = value
+                _codes[(owner_path, name)] = getattr(value, "__code__", None)
     _plugins.update(id(p) for p in pluginmanager.get_plugins())
 
 
@@ -110,6 +124,31 @@ def _behaviour() -> list[str]:
         wrong = _wrong_gradient_function(torch)
         if torch.autograd.gradcheck(wrong.apply, (x,), raise_exception=False):
             problems.append("torch.autograd.gradcheck accepts a wrong gradient")
+    if "grader.tfchecks" in sys.modules:
+        problems.extend(_tf_behaviour())
+    return problems
+
+
+def _tf_behaviour() -> list[str]:
+    from grader.tfchecks import assert_close, check_gradients
+    from grader.tfchecks._env import tf
+
+    problems = []
+    try:
+        assert_close(tf.zeros(3), tf.ones(3))
+        problems.append("grader.tfchecks.assert_close accepts different tensors")
+    except AssertionError:
+        pass
+
+    @tf.custom_gradient
+    def wrong(x):
+        return x * x, lambda dy: dy  # the derivative of x*x is 2x: this is wrong on purpose
+
+    try:
+        check_gradients(wrong, tf.constant([1.5], tf.float64))
+        problems.append("grader.tfchecks.check_gradients accepts a wrong gradient")
+    except AssertionError:
+        pass
     return problems
 
 
@@ -126,9 +165,13 @@ def _wrong_gradient_function(torch):
     return Wrong
 
 
-def check(pluginmanager: Any) -> list[str]:
+def check(pluginmanager: Any, *, behaviour: bool = True) -> list[str]:
     """What was tampered with since ``snapshot()``: an empty list when nothing was (or no
-    snapshot was taken, i.e. no submitted code has run)."""
+    snapshot was taken, i.e. no submitted code has run).
+
+    The identity checks are cheap and meant for after every test; ``behaviour`` adds the
+    behavioural canaries (tens of milliseconds), meant for the end of each test module.
+    """
     if not _snapshot:
         return []
     problems = []
@@ -137,6 +180,8 @@ def check(pluginmanager: Any) -> list[str]:
         now = _lookup(owner, name) if owner is not None else None
         if now is not value:
             problems.append(f"{owner_path}.{name} was replaced")
+        elif _codes.get((owner_path, name), None) is not getattr(value, "__code__", None):
+            problems.append(f"the code of {owner_path}.{name} was replaced")
     for module, names in _module_globals:
         changed = [n for n, v in names.items() if vars(module).get(n, None) is not v]
         if changed:
@@ -144,6 +189,8 @@ def check(pluginmanager: Any) -> list[str]:
     added = [type(p).__name__ for p in pluginmanager.get_plugins() if id(p) not in _plugins]
     if added:
         problems.append(f"pytest plugin(s) registered by submitted code: {', '.join(added)}")
+    if not behaviour:
+        return problems
     try:
         problems.extend(_behaviour())
     except Exception as exc:  # noqa: BLE001 - a broken check is itself tampering

@@ -77,7 +77,10 @@ def _run_child(request: dict, fds: list[int]) -> None:
 def serve(path: str, modules: list[str]) -> None:
     """Preload ``modules``, then serve fork requests on the Unix socket ``path`` until stdin closes."""
     for name in modules:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:  # preloading only saves time: the child imports what it needs
+            print(f"fork server: not preloading {name}: {exc}", file=sys.stderr)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)

@@ -19,6 +19,10 @@ class ImplementationError(Exception):
     """The module under test is missing or raised while being imported."""
 
 
+class MissingImplementation(ImplementationError, NotImplementedError):
+    """The submission has no module for this exercise: it reads as not started, not as failing."""
+
+
 def module_name(exercise: Exercise) -> str:
     # A private, dotted-free name: it can never shadow an installed package, and classes defined
     # in the module stay picklable within the process because the name is in sys.modules.
@@ -29,12 +33,13 @@ def load_implementation(exercise: Exercise, root: Path) -> ModuleType:
     """Import ``root/<exercise path>`` as a fresh module.
 
     Raises:
-        ImplementationError: the file does not exist, or importing it raised; the message names the
-            file and, for an import failure, the lines of the submitted file that raised.
+        MissingImplementation: the file does not exist.
+        ImplementationError: importing it raised; the message names the file and the lines of the
+            submitted file that raised.
     """
     path = Path(root) / exercise.relpath
     if not path.is_file():
-        raise ImplementationError(f"no file {exercise.relpath} in {root}")
+        raise MissingImplementation(f"no file {exercise.relpath} in {root}")
     name = module_name(exercise)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None

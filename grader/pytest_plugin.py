@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from grader import _canary, catalog
-from grader._loader import ImplementationError, load_implementation
+from grader._loader import ImplementationError, MissingImplementation, load_implementation
 
 HYPOTHESIS_GRADING = "drills-grading"
 HYPOTHESIS_LEARNER = "drills-learner"
@@ -77,6 +77,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     global _MAIN_PID
     _MAIN_PID = os.getpid()
+    # Before any test module imports TensorFlow: silence its C++ start-up logs (and oneDNN's
+    # round-off notice), which would otherwise bury the learner's results on stderr.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     for line in ("exercise(id): the catalog id of the exercise a test module checks",
                  "points(n): points a test is worth (default 1)",
                  "cuda: needs a CUDA device; skipped, never failed, without one"):
@@ -210,6 +214,9 @@ def impl(request: pytest.FixtureRequest):
         _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))  # before any submitted code runs
     try:
         module = load_implementation(ex, request.config.stash[_IMPL_ROOT])
+    except MissingImplementation:
+        _leave_if_forked()
+        raise  # reported as not started
     except ImplementationError as exc:
         _leave_if_forked()
         pytest.fail(str(exc), pytrace=False)
@@ -293,7 +300,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if ex is None or call.excinfo is None or report.skipped:
         return
     if _not_started(call.excinfo):
-        report.longrepr = f"not started: {ex.relpath} still raises NotImplementedError"
+        missing = call.excinfo.errisinstance(MissingImplementation)
+        report.longrepr = ("not started: " + (str(call.excinfo.value) if missing else
+                                              f"{ex.relpath} still raises NotImplementedError"))
         report.user_properties.append(("not_started", True))
     elif _visibility(ex, item) == "hidden" or item.config.getoption("grading"):
         report.longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT])
@@ -319,10 +328,17 @@ class _ReportCollector:
         self.config = config
         self.pending: dict[str, list[pytest.TestReport]] = {}
         self.items: dict[str, pytest.Item] = {}
+        self.next_item: dict[str, pytest.Item] = {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = {item.nodeid: item for item in session.items}
+        self.next_item = {a.nodeid: b for a, b in zip(session.items, session.items[1:])}
+
+    def _last_of_module(self, item: pytest.Item) -> bool:
+        """Whether ``item`` is the last test of its file (behavioural canaries run there)."""
+        following = self.next_item.get(item.nodeid)
+        return following is None or following.path != item.path
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.pending.setdefault(report.nodeid, []).append(report)
@@ -334,7 +350,8 @@ class _ReportCollector:
         if ex is None:
             return
         status, message = _final_outcome(reports)
-        tampered = _canary.check(self.config.pluginmanager) if self.config.getoption("grading") else []
+        tampered = (_canary.check(self.config.pluginmanager, behaviour=self._last_of_module(item))
+                    if self.config.getoption("grading") else [])
         if tampered and status != "skipped":
             status, message = "failed", "tampering detected: " + "; ".join(tampered)
             _emit(self.config, {"event": "tamper", "exercise": ex.id, "reason": "; ".join(tampered)})

@@ -160,13 +160,16 @@ def _env(work: Path, kit: Path) -> dict[str, str]:
 
 
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
-    """What a fork server should import for ``exercises``: only the frameworks they use."""
+    """What a fork server should import for ``exercises``: only the frameworks they use, with
+    the parts their tests import lazily (torch._dynamo alone costs seconds) and the kit's checks,
+    none of which read the catalog or start a thread."""
     frameworks = {ex.framework for ex in exercises}
     modules = ["pytest", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
-        modules.append("torch")
+        modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
+                    "torch.func", "grader.checks"]
     if frameworks & {"tensorflow", "crossframework"}:
-        modules.append("tensorflow")
+        modules += ["tensorflow", "grader.tfchecks"]
     return tuple(modules)
 
 

@@ -1,0 +1,76 @@
+"""Benchmark: per-submission overhead of ``grader batch``, fork server vs a fresh interpreter.
+
+Grades N copies (default 20) of the bundled example submission with ``grader.batch.run_batch``
+once per mode and reports, per submission, the wall time of its grading run, the time spent inside
+the tests themselves (pytest's setup/call/teardown durations), and the difference: the overhead
+(staging, starting or forking the child, imports, collection, reporting).
+
+    .venv/bin/python bench/bench_batch.py [--copies 20] [--jobs 1] [--exercise ID ...]
+
+Results go to stdout as a table and, with ``--json FILE``, as JSON. Timings on a busy machine are
+noisy: run it on an idle one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader import catalog
+from grader.batch import run_batch
+
+EXAMPLE = catalog.KIT_ROOT / "examples" / "submission"
+
+
+def bench(mode: str, copies: int, jobs: int, exercise_ids: list[str] | None) -> dict:
+    """Grade ``copies`` copies of the example in one batch; return the timings of ``mode``."""
+    with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
+        folder, out = Path(tmp) / "submissions", Path(tmp) / "out"
+        for i in range(copies):
+            shutil.copytree(EXAMPLE, folder / f"student{i:02d}")
+        started = time.monotonic()
+        run_batch(folder, out, exercise_ids=exercise_ids, jobs=jobs, fork=(mode == "forkserver"),
+                  log=lambda m: None)
+        wall = time.monotonic() - started
+        results = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    durations = [r["duration_s"] for r in results]
+    overheads = [r["duration_s"] - r["test_time_s"] for r in results]
+    scores = {f"{r['score']:g}/{r['max_score']:g}" for r in results}
+    return {"mode": mode, "copies": copies, "jobs": jobs, "batch_wall_s": round(wall, 2),
+            "per_submission_s": round(statistics.mean(durations), 3),
+            "overhead_mean_s": round(statistics.mean(overheads), 3),
+            "overhead_median_s": round(statistics.median(overheads), 3),
+            "overhead_first_s": round(overheads[0], 3),
+            "scores": sorted(scores)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--copies", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--exercise", "-e", action="append", metavar="ID",
+                        help="grade only these exercises (default: all)")
+    parser.add_argument("--modes", nargs="+", default=["forkserver", "fresh"],
+                        choices=["forkserver", "fresh"])
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    args = parser.parse_args(argv)
+    rows = [bench(mode, args.copies, args.jobs, args.exercise) for mode in args.modes]
+    print(f"{'mode':<11} {'copies':>6} {'jobs':>4} {'batch s':>8} {'per sub s':>9} "
+          f"{'overhead mean':>13} {'median':>7} {'first':>6}  scores")
+    for r in rows:
+        print(f"{r['mode']:<11} {r['copies']:>6} {r['jobs']:>4} {r['batch_wall_s']:>8.1f} "
+              f"{r['per_submission_s']:>9.2f} {r['overhead_mean_s']:>13.3f} "
+              f"{r['overhead_median_s']:>7.3f} {r['overhead_first_s']:>6.2f}  {r['scores']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0 if all(len(r["scores"]) == 1 for r in rows) else 1  # every copy scores the same
+
+
+if __name__ == "__main__":
+    sys.exit(main())
