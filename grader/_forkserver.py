@@ -16,6 +16,7 @@ supervisor (``pid``, ``stdout``, ``wait``).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -81,6 +82,14 @@ def serve(path: str, modules: list[str]) -> None:
             importlib.import_module(name)
         except ImportError as exc:  # preloading only saves time: the child imports what it needs
             print(f"fork server: not preloading {name}: {exc}", file=sys.stderr)
+    if "pytest" in sys.modules:  # pytest's own plugins, which every child's session loads
+        from _pytest.config import default_plugins
+
+        for name in default_plugins:
+            importlib.import_module(f"_pytest.{name}")
+    # Children never collect (or copy, on write) what was loaded here.
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)

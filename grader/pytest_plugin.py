@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def _sandbox_facts() -> dict:
 def _emit(config: pytest.Config, record: dict) -> None:
     write = config.stash.get(_REPORT, None)
     if write is not None:
-        write(record)
+        write({**record, "t": time.time()})  # when: the grader's timing breakdown uses it
 
 
 def exercise_of(item: pytest.Item) -> "catalog.Exercise | None":

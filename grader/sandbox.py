@@ -17,6 +17,7 @@ plugin reads from a second pipe at start-up (see ``grader.pytest_plugin``).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -96,10 +97,11 @@ def verify_record(key: bytes, line: str) -> dict | None:
         return None
 
 
-def _installed_top_level_names() -> set[str]:
+@functools.lru_cache(maxsize=1)
+def _installed_top_level_names() -> frozenset[str]:
     import importlib.metadata
 
-    return set(importlib.metadata.packages_distributions())
+    return frozenset(importlib.metadata.packages_distributions())
 
 
 def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tuple[Path, Path, list[str]]:
@@ -156,7 +158,7 @@ def _base_env() -> dict[str, str]:
 def _env(work: Path, kit: Path) -> dict[str, str]:
     return {**_base_env(), "HOME": str(work / "home"), "TMPDIR": str(work / "tmp"),
             "HYPOTHESIS_STORAGE_DIRECTORY": str(work / "tmp" / "hypothesis"),
-            "DRILLS_KIT_ROOT": str(kit)}
+            "DRILLS_KIT_ROOT": str(kit), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
@@ -164,7 +166,7 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     the parts their tests import lazily (torch._dynamo alone costs seconds) and the kit's checks,
     none of which read the catalog or start a thread."""
     frameworks = {ex.framework for ex in exercises}
-    modules = ["pytest", "hypothesis", "numpy"]
+    modules = ["pytest", "_hypothesis_pytestplugin", "pytest_timeout", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
                     "torch.func", "grader.checks"]
@@ -232,7 +234,12 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                 "file_mb": limits.file_mb, "nproc": limits.nproc, "drop_to": drop,
                 "network_off": limits.network_off, "workdir": str(work),
                 "hide": [str(p) for p in [catalog.KIT_ROOT / "solutions", *hide]]}
-        args = ["-q", "--no-header", "-p", "no:cacheprovider", "--rootdir", str(kit),
+        # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
+        # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
+        # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
+        args = ["-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+                "-p", "grader.pytest_plugin",
+                "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
                 "-c", str(kit / "pyproject.toml"), "--impl-root", str(impl), "--grading",
                 "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
                 "--test-timeout", str(limits.test_s), *files]
