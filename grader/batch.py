@@ -17,10 +17,11 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, TextIO
+from typing import TextIO
 
 from grader import _forkserver, catalog, formats
 from grader.sandbox import Limits, kill_all

@@ -18,7 +18,6 @@ from grader import catalog
 from grader.sandbox import ChildRun, Limits, run_tests
 
 
-
 class SubmissionError(ValueError):
     """The submission cannot be graded at all (not a directory, nothing selected)."""
 
