@@ -11,16 +11,12 @@ import copy
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import Phase, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            check_gradients, device_params, shapes, tensors)
 
-# Hypothesis' explain phase re-runs a failing test under a tracer: with nn.Module and autograd
-# code that takes tens of seconds (near the per-test time limit) and only adds noise to the
-# message, so the property tests skip it. Everything else comes from the kit's profile.
-NO_EXPLAIN = settings(phases=[p for p in Phase if p is not Phase.explain])
 
 EXACT = dict(rtol=0.0, atol=0.0)
 seeds = st.integers(0, 2**16)
@@ -31,7 +27,6 @@ seeds = st.integers(0, 2**16)
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(x=tensors(shapes(min_dims=0, max_dims=3), scale=3.0),
        dtype=st.sampled_from([torch.float32, torch.float64]))
 def test_ste_forward_is_round(impl, x, dtype):
@@ -52,7 +47,6 @@ def test_ste_rounds_halves_to_even(impl):
 
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(shape=shapes(min_dims=0, max_dims=3), seed=seeds)
 def test_ste_gradient_is_identity(impl, shape, seed):
     gen = torch.Generator().manual_seed(seed)
@@ -82,7 +76,6 @@ def test_ste_keeps_shape_dtype_device(impl, device):
 # mse_to_fixed_target
 # ---------------------------------------------------------------------------------------------
 
-@NO_EXPLAIN
 @given(shape=shapes(min_dims=0, max_dims=3), seed=seeds)
 def test_mse_value_matches_formula(impl, shape, seed):
     gen = torch.Generator().manual_seed(seed)
@@ -177,7 +170,6 @@ def bn_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(batch=st.integers(2, 9), seed=seeds)
 def test_predict_equals_eval_forward(impl, batch, seed):
     model = make_model()

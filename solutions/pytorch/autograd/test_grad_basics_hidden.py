@@ -15,15 +15,11 @@ from typing import Callable, Iterator
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import Phase, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            check_gradients, device_params, shapes, tensors)
 
-# Hypothesis' explain phase re-runs a failing test under a tracer: with nn.Module and autograd
-# code that takes tens of seconds (near the per-test time limit) and only adds noise to the
-# message, so the property tests skip it. Everything else comes from the kit's profile.
-NO_EXPLAIN = settings(phases=[p for p in Phase if p is not Phase.explain])
 
 # Smooth elementwise maps, bounded or gently growing so finite differences stay accurate.
 SMOOTH: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -157,7 +153,6 @@ seeds = st.integers(0, 2**16)
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(shape=small_shapes, ops=ops_lists, seed=seeds, data=st.data())
 def test_gradient_matches_finite_differences(impl, shape, ops, seed, data):
     f = SmoothScalar(shape, ops, seed)
@@ -226,7 +221,7 @@ def test_second_derivative_of_cube(impl):
 
 
 @pytest.mark.points(2)
-@settings(NO_EXPLAIN, max_examples=10)
+@settings(max_examples=10)
 @given(shape=shapes(min_dims=1, max_dims=2, max_side=3), ops=ops_lists, seed=seeds)
 def test_hessian_through_create_graph_matches_finite_differences(impl, shape, ops, seed):
     f = SmoothScalar(shape, ops, seed)
@@ -277,7 +272,6 @@ def test_gradient_rejects_bad_arguments(impl):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(in_shape=shapes(min_dims=0, max_dims=2, max_side=4),
        out_shape=shapes(min_dims=0, max_dims=3, max_side=3), op=st.sampled_from(sorted(SMOOTH)),
        seed=seeds)
@@ -347,7 +341,6 @@ def test_jacobian_keeps_device(impl, device):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(shape=small_shapes, times=st.integers(1, 4), seed=seeds)
 def test_accumulate_adds_one_gradient_per_backward(impl, shape, times, seed):
     gen = torch.Generator().manual_seed(seed)

@@ -13,17 +13,13 @@ import math
 
 import pytest
 import torch
-from hypothesis import Phase, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 from torch import nn
 from torch.nn.modules import module as nn_module
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            device_params)
 
-# Hypothesis' explain phase re-runs a failing test under a tracer: with nn.Module and autograd
-# code that takes tens of seconds (near the per-test time limit) and only adds noise to the
-# message, so the property tests skip it. Everything else comes from the kit's profile.
-NO_EXPLAIN = settings(phases=[p for p in Phase if p is not Phase.explain])
 
 _MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
@@ -87,7 +83,6 @@ def snapshot(acts: dict) -> dict[str, torch.Tensor]:
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(widths=st.lists(st.integers(1, 5), min_size=2, max_size=4), batch=st.integers(1, 4),
        data=st.data())
 def test_capture_keys_shapes_and_values(impl, widths, batch, data):
@@ -271,7 +266,6 @@ def reference_grads(model: nn.Module, x: torch.Tensor, scale: float) -> dict[str
 
 
 @pytest.mark.points(2)
-@NO_EXPLAIN
 @given(widths=st.lists(st.integers(1, 5), min_size=2, max_size=4),
        max_abs=st.floats(1e-3, 2.0), seed=st.integers(0, 2**16))
 def test_clamp_grads_matches_clamped_reference(impl, widths, max_abs, seed):
