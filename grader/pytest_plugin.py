@@ -255,12 +255,22 @@ def pytest_runtest_call(item: pytest.Item):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _not_started(excinfo: pytest.ExceptionInfo) -> bool:
-    if excinfo.errisinstance(NotImplementedError):
+def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
+    """Whether the test failed because the learner's code raised ``NotImplementedError`` itself
+    (an untouched stub) or has no module. Torch raising it (an op the meta device cannot run)
+    is an ordinary failure."""
+    import traceback
+
+    exc = excinfo.value
+    if not isinstance(exc, NotImplementedError):
+        # hypothesis or pytest may wrap the learner's exception; look one level down.
+        exc = exc.__cause__ or exc.__context__
+        if not isinstance(exc, NotImplementedError):
+            return False
+    if isinstance(exc, MissingImplementation):
         return True
-    # hypothesis or pytest may wrap the learner's exception; look one level down.
-    cause = excinfo.value.__cause__ or excinfo.value.__context__
-    return isinstance(cause, NotImplementedError)
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and _inside(Path(frames[-1].filename), impl_root)
 
 
 def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:
@@ -301,7 +311,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     ex = exercise_of(item)
     if ex is None or call.excinfo is None or report.skipped:
         return
-    if _not_started(call.excinfo):
+    if _not_started(call.excinfo, item.config.stash[_IMPL_ROOT]):
         missing = call.excinfo.errisinstance(MissingImplementation)
         report.longrepr = ("not started: " + (str(call.excinfo.value) if missing else
                                               f"{ex.relpath} still raises NotImplementedError"))

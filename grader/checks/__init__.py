@@ -4,7 +4,8 @@ Importing this package imports torch (it is for PyTorch exercise tests).
 """
 
 from grader.checks._compare import assert_close, assert_device, assert_shape, assert_tensor
-from grader.checks._devices import autocast, autocast_dtype, cuda_available, device_params
+from grader.checks._devices import (autocast, autocast_dtype, call_on_device, cuda_available,
+                                    device_params)
 from grader.checks._errors import assert_raises_naming
 from grader.checks._gradients import as_float64_leaves, check_gradients
 from grader.checks._opcount import count_aten_ops
@@ -20,6 +21,7 @@ __all__ = [
     "autocast",
     "autocast_dtype",
     "broadcastable_batch_shapes",
+    "call_on_device",
     "check_gradients",
     "count_aten_ops",
     "cuda_available",

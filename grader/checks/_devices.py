@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -37,3 +37,23 @@ def autocast(device_type: str) -> Iterator[torch.dtype]:
     dtype = autocast_dtype(device_type)
     with torch.autocast(device_type=device_type, dtype=dtype):
         yield dtype
+
+
+def call_on_device(device: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, where an op that cannot run on ``meta`` (it needs the tensor's
+    values: boolean-mask indexing, ``nonzero``) becomes a failure that says so and how to avoid it.
+
+    Raises:
+        AssertionError: on ``meta``, when torch raised ``NotImplementedError`` with a message.
+    """
+    problem = None
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError as exc:
+        if device != "meta" or not str(exc):
+            raise  # an untouched stub (or a real device): not this helper's business
+        problem = str(exc)
+    raise AssertionError(
+        f"{fn.__name__} on the meta device raised NotImplementedError ({problem:.150}...): an op "
+        "needs the tensor's values (boolean-mask indexing such as x[mask], nonzero); use "
+        "torch.where or multiply by a mask instead")

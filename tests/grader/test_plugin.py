@@ -48,3 +48,23 @@ def test_learner_errors_show_the_learners_own_frames(tmp_path):
     result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
     assert "raised in your code:" in result.stdout
     assert "bias[:, None, None]" in result.stdout
+
+
+def test_torch_raising_not_implemented_is_a_failure_not_a_stub(tmp_path):
+    # Boolean-mask indexing needs the data: torch raises NotImplementedError on meta. That is the
+    # learner's bug to see, not an untouched stub.
+    text = EX.reference.read_text() + (
+        "\n\ndef batched_affine(x, weight, bias):\n"
+        "    out = x @ weight.T + bias\n"
+        "    return out[out == out].reshape(out.shape)\n")
+    root = make_submission(tmp_path, {EX: text})
+    result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
+    assert "not started" not in result.stdout
+    assert "NotImplementedError" in result.stdout
+    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+
+
+def test_a_missing_module_reads_as_not_started(tmp_path):
+    result = _pytest(str(EX.public_tests), "--impl-root", str(tmp_path))
+    assert "not started: no file pytorch/tensors/broadcasting.py" in result.stdout
+    assert "not started  pytorch.tensors.broadcasting" in result.stdout
