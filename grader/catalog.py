@@ -97,8 +97,11 @@ def _parse_entry(raw: dict, index: int) -> Exercise:
     if raw["difficulty"] not in DIFFICULTIES:
         raise CatalogError(f"{raw['id']}: difficulty must be one of {DIFFICULTIES}")
     parts = raw["id"].split(".")
-    if len(parts) != 3 or parts[0] != raw["framework"] or parts[1] != raw["topic"]:
-        raise CatalogError(f"{raw['id']}: id must be '<framework>.<topic>.<name>' matching its fields")
+    # Cross-framework exercises have no topic level in their id (``crossframework.port_weights``).
+    two_part = len(parts) == 2 and parts[0] == raw["framework"] == "crossframework"
+    if not two_part and (len(parts) != 3 or parts[0] != raw["framework"] or parts[1] != raw["topic"]):
+        raise CatalogError(f"{raw['id']}: id must be '<framework>.<topic>.<name>' matching its fields "
+                           "(or 'crossframework.<name>')")
     return Exercise(raw["id"], raw["title"], raw["framework"], raw["topic"], raw["difficulty"],
                     raw["minutes"], tuple(raw["seeds"]))
 

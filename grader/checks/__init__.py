@@ -3,13 +3,28 @@
 Importing this package imports torch (it is for PyTorch exercise tests).
 """
 
-from grader.checks._compare import assert_close, assert_device, assert_shape, assert_tensor
-from grader.checks._devices import (autocast, autocast_dtype, call_on_device, cuda_available,
-                                    device_params)
-from grader.checks._errors import assert_raises_naming
+from grader._errors import assert_raises_naming
+from grader.checks._compare import (
+                                    assert_close,
+                                    assert_device,
+                                    assert_shape,
+                                    assert_tensor,
+)
+from grader.checks._devices import (
+                                    autocast,
+                                    autocast_dtype,
+                                    call_on_device,
+                                    cuda_available,
+                                    device_params,
+)
 from grader.checks._gradients import as_float64_leaves, check_gradients
 from grader.checks._opcount import count_aten_ops
-from grader.checks._strategies import broadcastable_batch_shapes, nested_containers, shapes, tensors
+from grader.checks._strategies import (
+                                    broadcastable_batch_shapes,
+                                    nested_containers,
+                                    shapes,
+                                    tensors,
+)
 
 __all__ = [
     "as_float64_leaves",

@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from grader._messages import shape_mismatch, value_mismatch
+
 # (rtol, atol) per dtype, as torch.testing.assert_close documents them.
 _TOLERANCES = {
     torch.float16: (1e-3, 1e-5),
@@ -15,10 +17,6 @@ _TOLERANCES = {
     torch.complex64: (1.3e-6, 1e-5),
     torch.complex128: (1e-7, 1e-7),
 }
-
-
-def _fmt(value: float) -> str:
-    return f"{value:.6g}"
 
 
 def assert_tensor(value: Any, *, name: str = "result") -> torch.Tensor:
@@ -31,7 +29,7 @@ def assert_tensor(value: Any, *, name: str = "result") -> torch.Tensor:
 def assert_shape(actual: torch.Tensor, shape: tuple[int, ...], *, name: str = "result") -> None:
     assert_tensor(actual, name=name)
     if tuple(actual.shape) != tuple(shape):
-        raise AssertionError(f"{name}: shape {tuple(actual.shape)}, expected {tuple(shape)}")
+        raise AssertionError(shape_mismatch(name, tuple(actual.shape), tuple(shape)))
 
 
 def assert_device(actual: torch.Tensor, device: torch.device | str, *, name: str = "result") -> None:
@@ -83,7 +81,5 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
     flat = int(err.reshape(-1).argmax()) if err.numel() else 0
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), bad.shape)) if bad.dim() else ()
     got, want = a[index].item() if a.dim() else a.item(), e[index].item() if e.dim() else e.item()
-    where = f" at index {index}" if index else ""
-    raise AssertionError(
-        f"{name}: {count} of {total} values differ (rtol={rtol:g}, atol={atol:g}); "
-        f"largest error{where}: got {_fmt(got)}, expected {_fmt(want)}")
+    raise AssertionError(value_mismatch(name, count=count, total=total, rtol=rtol, atol=atol,
+                                        index=index, got=got, expected=want))

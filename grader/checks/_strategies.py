@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
+# The framework-free strategies live in grader._shapes (shared with grader.tfchecks).
+from grader._shapes import broadcastable_batch_shapes, nested_containers, shapes
 
-def shapes(*, min_dims: int = 1, max_dims: int = 4, min_side: int = 1,
-           max_side: int = 5) -> st.SearchStrategy[tuple[int, ...]]:
-    """Tensor shapes; sides include 1 and odd sizes."""
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
-                            max_side=max_side)
-
-
-def broadcastable_batch_shapes(num_shapes: int = 2, *, max_dims: int = 3,
-                               max_side: int = 4) -> st.SearchStrategy[tuple[tuple[int, ...], ...]]:
-    """``num_shapes`` batch shapes that broadcast together (sides of 1, missing dims, equal sides)."""
-    return hnp.mutually_broadcastable_shapes(num_shapes=num_shapes, min_dims=0, max_dims=max_dims,
-                                             max_side=max_side).map(lambda r: r.input_shapes)
+__all__ = ["broadcastable_batch_shapes", "nested_containers", "shapes", "tensors"]
 
 
 def tensors(shape: tuple[int, ...] | st.SearchStrategy[tuple[int, ...]], *,
@@ -36,16 +24,3 @@ def tensors(shape: tuple[int, ...] | st.SearchStrategy[tuple[int, ...]], *,
         return (torch.randn(size, generator=gen, dtype=torch.float64) * scale).to(device, dtype)
 
     return st.tuples(shape_st, st.integers(0, 2**31 - 1)).map(build)
-
-
-def nested_containers(leaves: st.SearchStrategy[Any], *, max_leaves: int = 8) -> st.SearchStrategy[Any]:
-    """Nested lists, tuples and str-keyed dicts whose leaves come from ``leaves``."""
-    return st.recursive(
-        leaves,
-        lambda children: st.one_of(
-            st.lists(children, max_size=3),
-            st.lists(children, max_size=3).map(tuple),
-            st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=3),
-        ),
-        max_leaves=max_leaves,
-    )

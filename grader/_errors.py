@@ -1,8 +1,12 @@
-"""Assert that bad arguments are rejected with an error that names them."""
+"""Assert that bad arguments are rejected with an error that names them.
+
+Framework-free: re-exported by ``grader.checks`` and ``grader.tfchecks``.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def assert_raises_naming(errors: type[BaseException] | tuple[type[BaseException], ...],

@@ -1,0 +1,28 @@
+"""Checks for TensorFlow exercise tests: import from here, never from the private modules.
+
+Importing this package imports TensorFlow (quietly: it sets ``TF_CPP_MIN_LOG_LEVEL=2`` and
+``TF_ENABLE_ONEDNN_OPTS=0`` unless already set), never torch.
+"""
+
+from grader._errors import assert_raises_naming
+from grader._shapes import broadcastable_batch_shapes, shapes
+from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
+from grader.tfchecks._gradients import central_differences, check_gradients
+from grader.tfchecks._precision import mixed_precision
+from grader.tfchecks._strategies import tf_tensors
+from grader.tfchecks._tracing import count_traces, retrace_counter
+
+__all__ = [
+    "assert_close",
+    "assert_dtype",
+    "assert_raises_naming",
+    "assert_shape",
+    "broadcastable_batch_shapes",
+    "central_differences",
+    "check_gradients",
+    "count_traces",
+    "mixed_precision",
+    "retrace_counter",
+    "shapes",
+    "tf_tensors",
+]
