@@ -25,7 +25,7 @@ import resource
 import sys
 
 CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
-NPROC_BUDGET = 512  # processes and threads the child may add to those its user already has
+NPROC_BUDGET = 128  # processes and threads the child may add to those its user already has
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522

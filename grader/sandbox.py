@@ -49,7 +49,7 @@ class Limits:
     test_s: float = 60.0
     memory_mb: int = 6144
     file_mb: int = 64
-    nproc: int = 512  # beyond what the child's user already runs
+    nproc: int = 128  # processes and threads beyond what the child's user already runs
     output_bytes: int = 5_000_000
     network_off: bool = True
 
