@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 
-from grader import _forkserver, catalog, formats
+from grader import _forkserver, catalog, formats, similarity
 from grader.sandbox import Limits, kill_all
 from grader.scoring import SubmissionError, score_submission, select_exercises
 
@@ -112,6 +112,7 @@ def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
         try:
             root = _unpack(entry.path, Path(tmp)) if entry.path.suffix == ".zip" else entry.path
             report = score_submission(root, exercise_ids, limits=limits, hide=hide, fork=fork)
+            similarity.flag_near_copies(report)  # while the unpacked copy still exists
         except SubmissionError as exc:
             result = _error_result(entry, str(exc), exercises)
             return result, f"## {entry.name}\n\nNot graded: {exc}\n"

@@ -11,11 +11,17 @@ from grader import __version__, catalog
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from grader import formats, scoring
+    from grader import formats, scoring, similarity
     from grader.sandbox import Limits
 
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
-    report = scoring.score_submission(args.submission, args.exercise, limits=limits)
+    if args.submission.endswith(".ipynb"):
+        from grader.notebooks import score_notebook
+
+        report = score_notebook(Path(args.submission), args.exercise, limits=limits)
+    else:
+        report = scoring.score_submission(args.submission, args.exercise, limits=limits)
+    similarity.flag_near_copies(report)
     text = formats.render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -104,16 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser(
         "score", help="run the public and hidden tests against a submission and print its score",
         description="Run the public and hidden tests of the chosen exercises against SUBMISSION "
-                    "(a directory laid out like exercises/) in a child process, and report points "
-                    "per test, per exercise and in total.")
+                    "(a directory laid out like exercises/, or a Jupyter notebook whose answer "
+                    "cells are graded as the exercise's module) in a child process, and report "
+                    "points per test, per exercise and in total.")
     score.add_argument("submission", nargs="?", default=str(catalog.KIT_ROOT / "exercises"),
-                       help="directory laid out like exercises/ (default: the kit's exercises/)")
+                       help="directory laid out like exercises/ (default: the kit's exercises/), "
+                            "or a .ipynb notebook answering one exercise (its id from --exercise "
+                            "or from the notebook's metadata)")
     score.add_argument("--exercise", "-e", action="append", metavar="ID",
                        help="grade only this exercise id (repeatable; default: all)")
     score.add_argument("--format", "-f", default="table",
-                       choices=("table", "json", "gradescope", "junit", "markdown"),
-                       help="report format (default: table); a Markdown summary is also appended "
-                            "to $GITHUB_STEP_SUMMARY when that is set")
+                       choices=("table", "json", "gradescope", "junit", "markdown", "html"),
+                       help="report format (default: table); html is a self-contained hiring "
+                            "report (per skill, in plain words, with review flags and similarity "
+                            "to the reference). A Markdown summary is also appended to "
+                            "$GITHUB_STEP_SUMMARY when that is set")
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     score.add_argument("--fail-under", type=float, metavar="PCT",
                        help="exit with status 1 when the score is under PCT percent (for CI)")
@@ -156,6 +167,17 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--difficulty", choices=catalog.DIFFICULTIES)
     lst.add_argument("--max-minutes", type=int, metavar="N", help="only exercises of at most N minutes")
     lst.set_defaults(func=_cmd_list)
+
+    # Learner (status, hint, reset) and hiring (release) commands live in their own modules.
+    from grader import release, status, stubs
+
+    for module in (status, stubs, release):
+        module.register(sub)
+    # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
+    from grader import gradescope, nbgrader_export
+
+    for module in (nbgrader_export, gradescope):
+        module.register(sub)
     return parser
 
 

@@ -7,6 +7,7 @@
   ``max_score``, ``status`` passed/failed, ``output``, ``visibility``).
 - ``junit``: JUnit XML (one ``testsuite`` per exercise) that CI systems read.
 - ``markdown``: a summary for pull requests and ``$GITHUB_STEP_SUMMARY``.
+- ``html``: a self-contained hiring report (``grader.html_report``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from grader.html_report import render_html
 from grader.scoring import ExerciseResult, Report, TestResult
 
-FORMATS = ("table", "json", "gradescope", "junit", "markdown")
+FORMATS = ("table", "json", "gradescope", "junit", "markdown", "html")
 
 
 def _num(x: float) -> str:
@@ -75,12 +77,15 @@ def render_gradescope(report: Report) -> str:
                 else t.message[:2000],
                 "visibility": "visible" if t.visibility == "visible" else "after_published",
             })
-    notes = [*(f"problem: {p}" for p in report.problems), *(f"flag: {f}" for f in report.flags)]
+    # Students see ``output``; review flags (static scan, near copies) are for staff only and go
+    # in ``extra_data``, which Gradescope stores without showing it.
+    notes = [f"problem: {p}" for p in report.problems]
     return json.dumps({
         "score": report.score,
         "execution_time": round(report.duration_s),
         "output": "\n".join(notes) or f"{_num(report.score)}/{_num(report.max_score)} points",
         "stdout_visibility": "hidden",
+        "extra_data": {"flags": report.flags, "sandbox": report.sandbox},
         "tests": tests,
     }, indent=2) + "\n"
 
@@ -139,7 +144,7 @@ def render_markdown(report: Report) -> str:
 def render(report: Report, fmt: str) -> str:
     """Render in ``fmt`` (one of ``FORMATS``); an unknown format raises ``ValueError``."""
     renderers = {"table": render_table, "json": render_json, "gradescope": render_gradescope,
-                 "junit": render_junit, "markdown": render_markdown}
+                 "junit": render_junit, "markdown": render_markdown, "html": render_html}
     if fmt not in renderers:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     return renderers[fmt](report)

@@ -76,6 +76,8 @@ def test_gradescope_matches_the_specification():
     assert data["score"] == sum(t["score"] for t in data["tests"]) == 4.0
     assert sum(t["max_score"] for t in data["tests"]) == 8.0  # CUDA test left out
     assert not any("test_cuda" in t["name"] for t in data["tests"])
+    assert "os._exit" not in data["output"]  # review flags are for staff, not the student
+    assert data["extra_data"]["flags"] == ["os._exit at mlp.py:3"]
     statuses = {t["name"].rsplit("::", 1)[-1]: t["status"] for t in data["tests"]}
     assert statuses == {"test_small": "passed", "test_grad": "passed", "test_shape": "passed",
                         "test_values": "failed", "test_crash": "failed", "test_never_ran": "failed"}

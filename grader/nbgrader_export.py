@@ -1,0 +1,329 @@
+"""``grader nbgrader export``: write nbgrader *source* notebooks for a course, one per exercise.
+
+Each notebook ``COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb`` holds:
+
+- the question (the stub's docstring) as a read-only markdown cell;
+- the answer cell (an nbgrader solution cell): the stub's code (signatures whose bodies raise
+  ``NotImplementedError``) followed by the whole reference module between ``### BEGIN SOLUTION`` and
+  ``### END SOLUTION``. The reference redefines every function, so the instructor's notebook passes
+  its tests; ``nbgrader generate_assignment`` drops the region (``ClearSolutions.code_stub`` is set
+  to a comment in the ``nbgrader_config.py`` written here), which leaves the learner the stub;
+- a read-only cell that loads the public tests (``grader.notebook_runtime.TestModule``) and one
+  nbgrader grade cell per public test case, worth the test's ``@pytest.mark.points``;
+- the same for the hidden tests, with their code between ``### BEGIN HIDDEN TESTS`` and
+  ``### END HIDDEN TESTS`` (nbgrader puts it back when it autogrades).
+
+A parametrized test gives one grade cell per case, as it gives one pytest item per case, so the
+notebook's total equals what ``grader score`` gives the same code. Cases marked ``cuda`` are left
+out (nbgrader's maximum cannot depend on the grading machine), as ``grader score`` leaves them out
+of the maximum on a machine without CUDA.
+
+The notebooks need the kit (``pip install tensor-drills``) in the kernel that runs them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import __version__, catalog
+from grader.notebook_runtime import SUPPORTED_FIXTURES
+
+KERNEL_NAME = "python3"
+NOTEBOOK_METADATA_KEY = "tensor_drills"
+ANSWER_STUB = "# YOUR CODE HERE: fill in the functions above (replace each raise NotImplementedError)"
+NBGRADER_CONFIG = f'''"""nbgrader settings for notebooks exported by `grader nbgrader export` (tensor-drills)."""
+
+c = get_config()  # noqa: F821 - defined by nbgrader when it loads this file
+
+# The answer cell keeps the exercise's stub (signatures raising NotImplementedError) outside the
+# solution region, so the cleared region only needs a comment.
+c.ClearSolutions.code_stub = {{"python": {ANSWER_STUB!r}}}
+# Hypothesis-based tests may take some seconds each; the kit limits each test to 60 s itself.
+c.Execute.timeout = 300
+'''
+
+
+class ExportError(ValueError):
+    """An exercise cannot be turned into a notebook (a test needs an unsupported fixture)."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One pytest item of an exercise's test file."""
+
+    __test__ = False  # not a pytest test class
+    kind: str  # public | hidden
+    function: str
+    name: str  # pytest's item name, e.g. test_x[cpu]
+    points: float
+    indices: dict[str, int]  # per parametrize mark (its first argument name): the case's index
+
+
+def _strip_module(source: str) -> tuple[str, bool]:
+    """The module without its docstring and ``from __future__`` imports; whether it had any."""
+    tree = ast.parse(source)
+    drop: set[int] = set()
+    future = False
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        drop.update(range(body[0].lineno, body[0].end_lineno + 1))
+    for node in body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            future = True
+            drop.update(range(node.lineno, node.end_lineno + 1))
+    lines = [line for number, line in enumerate(source.splitlines(), 1) if number not in drop]
+    return "\n".join(lines).strip("\n"), future
+
+
+def answer_source(ex: catalog.Exercise) -> str:
+    """The answer cell of the source notebook: the stub, then the reference as the solution."""
+    stub, stub_future = _strip_module(ex.stub.read_text(encoding="utf-8"))
+    reference, ref_future = _strip_module(ex.reference.read_text(encoding="utf-8"))
+    head = "from __future__ import annotations\n\n" if stub_future or ref_future else ""
+    return (f"{head}{stub}\n\n### BEGIN SOLUTION\n# Reference solution: it replaces the functions "
+            f"above.\n{reference}\n### END SOLUTION")
+
+
+def question_markdown(ex: catalog.Exercise) -> str:
+    doc = ast.get_docstring(ast.parse(ex.stub.read_text(encoding="utf-8"))) or ex.title
+    title, _, rest = doc.partition("\n")
+    return (f"# {title.strip()}\n\n*Exercise `{ex.id}` ({ex.difficulty}, about {ex.minutes} min) "
+            f"of the tensor-drills kit.*\n\n{rest.strip()}\n")
+
+
+def _py_string(text: str) -> str:
+    """``text`` as a readable Python literal (a raw triple-quoted string where that is exact)."""
+    if "'''" not in text and not text.endswith(("\\", "'")) and "\r" not in text:
+        return "r'''" + text + "'''"
+    return repr(text)
+
+
+_COLLECTOR = r'''
+import json, sys
+import pytest
+
+def case_indices(item):
+    """Per parametrize mark, the index of the case this item runs (found by identity: pytest
+    hands the very objects of the mark's list to the test)."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    found, covered = {}, set()
+    for mark in item.iter_markers("parametrize"):
+        names = mark.args[0] if mark.args else mark.kwargs["argnames"]
+        values = mark.args[1] if len(mark.args) > 1 else mark.kwargs["argvalues"]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        if names[0] not in params:
+            continue
+        for index, value in enumerate(values):
+            case = value.values if hasattr(value, "marks") and hasattr(value, "values") else (
+                (value,) if len(names) == 1 else tuple(value))
+            if all(params[n] is v for n, v in zip(names, case)):
+                found[names[0]] = index
+                covered.update(names)
+                break
+    return found, sorted(set(params) - covered)
+
+class Collect:
+    def __init__(self):
+        self.items = []
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            marker = item.get_closest_marker("points")
+            self.items.append({
+                "file": str(item.path), "function": item.originalname, "name": item.name,
+                "points": float(marker.args[0]) if marker else 1.0,
+                "indices": case_indices(item)[0], "unmatched": case_indices(item)[1],
+                "params": sorted(callspec.params) if callspec else [],
+                "cuda": item.get_closest_marker("cuda") is not None,
+                "fixtures": list(item.fixturenames),
+                "module_fixtures": [n for n in item.fixturenames if any(
+                    hasattr(getattr(item.module, n, None), a)
+                    for a in ("_get_wrapped_function", "__pytest_wrapped__"))]})
+
+collector = Collect()
+code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", sys.argv[2],
+                    "-c", sys.argv[3], *sys.argv[4:]], plugins=[collector])
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": int(code), "items": collector.items}, out)
+'''
+
+
+def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]]:
+    """The exercises' public and hidden test cases, as pytest collects them (in one child process:
+    collecting imports torch, which the ``grader`` command keeps out of its own process)."""
+    files = [p for ex in exercises for p in (ex.public_tests, ex.hidden_tests) if p.is_file()]
+    with tempfile.TemporaryDirectory(prefix="drills-collect-") as tmp:
+        out = Path(tmp) / "items.json"
+        proc = subprocess.run(
+            [sys.executable, "-c", _COLLECTOR, str(out), str(catalog.KIT_ROOT),
+             str(catalog.KIT_ROOT / "pyproject.toml"), *map(str, files)],
+            check=False, cwd=catalog.KIT_ROOT, capture_output=True, text=True, timeout=300)
+        if not out.is_file() or json.loads(out.read_text())["code"] != 0:
+            raise ExportError(f"collecting the tests failed:\n{proc.stdout[-3000:]}"
+                              f"{proc.stderr[-3000:]}")
+        items = json.loads(out.read_text())["items"]
+    cases: dict[str, list[TestCase]] = {ex.id: [] for ex in exercises}
+    for item in items:
+        ex = catalog.exercise_for_test_file(Path(item["file"]))
+        if item["cuda"] or ex is None or ex.id not in cases:
+            continue
+        # ``request`` and ``tmp_path_factory``: what ``impl`` and ``tmp_path`` use. Fixtures the
+        # test module defines itself run in the notebook too (see grader.notebook_runtime).
+        unsupported = sorted(set(item["fixtures"]) - set(item["params"])
+                             - {"request", "tmp_path_factory"}
+                             - set(SUPPORTED_FIXTURES) - set(item["module_fixtures"]))
+        if item["unmatched"]:
+            raise ExportError(f"{ex.id}: {item['name']}: cannot tell which case of the parameter(s) "
+                              f"{', '.join(item['unmatched'])} it runs")
+        if unsupported:
+            raise ExportError(f"{ex.id}: {item['name']} needs fixture(s) {', '.join(unsupported)}, "
+                              "which notebooks do not provide")
+        kind = "hidden" if Path(item["file"]).resolve() == ex.hidden_tests else "public"
+        cases[ex.id].append(TestCase(kind, item["function"], item["name"], item["points"],
+                                     item["indices"]))
+    return cases
+
+
+def _grade_id(case: TestCase) -> str:
+    suffix = "".join(f"_{k}{v}" for k, v in sorted(case.indices.items()))
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{case.kind}_{case.function}{suffix}")
+
+
+def _nbgrader(grade_id: str, *, grade: bool = False, solution: bool = False, locked: bool = True,
+              points: float | None = None) -> dict:
+    meta = {"grade": grade, "solution": solution, "locked": locked, "grade_id": grade_id,
+            "schema_version": 3}
+    if grade:
+        meta["points"] = points or 0
+    return {"nbgrader": meta}
+
+
+def _points(points: float) -> str:
+    return f"{points:g} point" + ("" if points == 1 else "s")
+
+
+def build_notebook(ex: catalog.Exercise, cases: list[TestCase]):
+    """The nbgrader source notebook of ``ex`` (an ``nbformat`` notebook node)."""
+    from nbformat import v4
+
+    cells = [
+        v4.new_markdown_cell(question_markdown(ex), metadata=_nbgrader("question")),
+        v4.new_markdown_cell(
+            "## Your answer\n\nWrite your solution in the next cell: replace every "
+            "`raise NotImplementedError` with your code (add imports and helpers as you need). "
+            "Then run all cells: each test cell below shows its points in its first line; a test "
+            "cell that raises an error scores 0. Hidden tests run when your notebook is graded.",
+            metadata=_nbgrader("instructions")),
+        v4.new_code_cell(answer_source(ex), metadata={
+            **_nbgrader("answer", solution=True, locked=False),
+            NOTEBOOK_METADATA_KEY: {"role": "answer", "exercise": ex.id}}),
+    ]
+    for kind, path in (("public", ex.public_tests), ("hidden", ex.hidden_tests)):
+        kind_cases = [c for c in cases if c.kind == kind]
+        if not kind_cases:
+            continue
+        load = (f"from grader.notebook_runtime import TestModule\n\n"
+                f"{kind}_tests = TestModule({ex.id!r}, {kind!r}, {_py_string(path.read_text(encoding='utf-8'))})")
+        if kind == "public":
+            cells.append(v4.new_code_cell(f"# The public tests of {ex.id}: run this cell first.\n"
+                                          + load, metadata=_nbgrader("public_tests")))
+        else:
+            cells.append(v4.new_code_cell(
+                f"# The hidden tests of {ex.id}: added back when your notebook is graded.\n"
+                f"### BEGIN HIDDEN TESTS\n{load}\n### END HIDDEN TESTS",
+                metadata=_nbgrader("hidden_tests", grade=True, points=0)))
+        for case in kind_cases:
+            params = f", params={case.indices!r}" if case.indices else ""
+            call = f"{kind}_tests.run({case.function!r}, globals(){params})"
+            header = f"# {kind} test {case.name} ({_points(case.points)})"
+            source = (f"{header}\n{call}" if kind == "public"
+                      else f"{header}\n### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS")
+            cells.append(v4.new_code_cell(source, metadata=_nbgrader(
+                _grade_id(case), grade=True, points=case.points)))
+    return v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": KERNEL_NAME, "display_name": "Python 3 (ipykernel)",
+                       "language": "python"},
+        "language_info": {"name": "python"},
+        NOTEBOOK_METADATA_KEY: {"exercise": ex.id, "kit_version": __version__}})
+
+
+def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = None) -> list[Path]:
+    """Write the assignment's source notebooks (and ``nbgrader_config.py`` when the course has
+    none); return the notebooks written.
+
+    Raises:
+        catalog.CatalogError: an exercise id is unknown.
+        ExportError: an exercise's tests cannot run in a notebook.
+    """
+    import nbformat
+
+    from grader.scoring import select_exercises
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment):
+        raise ExportError(f"assignment name {assignment!r}: use letters, digits, '_', '-', '.'")
+    target = Path(course_dir) / "source" / assignment
+    target.mkdir(parents=True, exist_ok=True)
+    exercises = select_exercises(exercise_ids)
+    for ex in exercises:
+        for path in (ex.stub, ex.reference):
+            if not path.is_file():
+                raise ExportError(f"{ex.id}: {path.relative_to(catalog.KIT_ROOT)} is missing")
+    cases = collect_cases(exercises)
+    written = []
+    for ex in exercises:
+        notebook = build_notebook(ex, cases[ex.id])
+        nbformat.validate(notebook)
+        path = target / f"{ex.id}.ipynb"
+        nbformat.write(notebook, path)
+        written.append(path)
+    config = Path(course_dir) / "nbgrader_config.py"
+    if not config.exists():
+        config.write_text(NBGRADER_CONFIG, encoding="utf-8")
+    elif "ClearSolutions.code_stub" not in config.read_text(encoding="utf-8"):
+        print(f"grader: note: {config} exists; add these settings to it for tensor-drills "
+              f"notebooks:\n{NBGRADER_CONFIG}", file=sys.stderr)
+    return written
+
+
+def _cmd_export(args) -> int:
+    try:
+        written = export(Path(args.course_dir), args.assignment, args.exercise)
+    except ExportError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    print(f"{len(written)} source notebook(s) written; next: cd {args.course_dir} && "
+          f"nbgrader generate_assignment {args.assignment}", file=sys.stderr)
+    return 0
+
+
+def register(sub) -> None:
+    """Add the ``nbgrader`` command (``grader nbgrader export``) to the CLI's subparsers."""
+    nbg = sub.add_parser(
+        "nbgrader", help="classroom: export exercises as nbgrader notebooks",
+        description="Integration with nbgrader (https://nbgrader.readthedocs.io).")
+    actions = nbg.add_subparsers(dest="nbgrader_command", required=True, metavar="ACTION")
+    exp = actions.add_parser(
+        "export", help="write nbgrader source notebooks, one per exercise",
+        description="Write COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb for each exercise: "
+                    "the question, an answer cell (the stub, with the reference as the nbgrader "
+                    "solution), and one autograded test cell per public and hidden test case, "
+                    "worth the kit's points (CUDA-only cases are left out). Also writes "
+                    "COURSE_DIR/nbgrader_config.py when there is none. Then run `nbgrader "
+                    "generate_assignment ASSIGNMENT` in COURSE_DIR. The kernel that runs the "
+                    "notebooks needs the kit installed.")
+    exp.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course directory")
+    exp.add_argument("--assignment", "-a", required=True, metavar="NAME",
+                     help="nbgrader assignment name (letters, digits, '_', '-', '.')")
+    exp.add_argument("--exercise", "-e", action="append", metavar="ID",
+                     help="export only this exercise id (repeatable; default: all)")
+    exp.set_defaults(func=_cmd_export)

@@ -1,0 +1,299 @@
+"""``grader release``: a candidate bundle for a hiring take-home.
+
+The bundle is a small project of its own: the chosen stubs and their public tests laid out like
+exercises/, the grader package (its pytest plugin and check library; untouched stubs are also
+shipped as ``grader/_stubs`` for ``grader reset``), a catalog of the chosen exercises only, a
+``pyproject.toml`` so that ``pip install -e .`` then ``pytest`` works, and a README for the
+candidate. Nothing from solutions/ goes in: ``audit`` checks the written bundle (no reference,
+hidden test or wrong solution text in any file, no stub with a body filled in) and the bundle is
+removed again if it fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import tomllib
+
+from grader import __version__, catalog, stubs
+
+GRADER_PACKAGE = Path(__file__).resolve().parent
+
+
+class ReleaseError(ValueError):
+    """The selection is empty or does not fit, the output folder is in use, or a leak was found."""
+
+
+def _matches_topic(ex: catalog.Exercise, topics: list[str]) -> bool:
+    return ex.topic in topics or f"{ex.framework}.{ex.topic}" in topics
+
+
+def _shippable(ex: catalog.Exercise) -> bool:
+    return ex.stub.is_file() and ex.public_tests.is_file()
+
+
+def choose(exercise_ids: list[str] | None = None, patterns: list[str] | None = None,
+           topics: list[str] | None = None, minutes: int | None = None) -> list[catalog.Exercise]:
+    """The exercises of a bundle, in catalog order.
+
+    ``exercise_ids`` are taken as they are (``minutes`` must then hold them all). Otherwise the
+    candidates are the catalog's exercises matching any of ``patterns`` (shell-style, on ids, e.g.
+    ``pytorch.autograd.*``) and ``topics`` (``autograd`` or ``pytorch.autograd``); with
+    ``minutes``, a deterministic greedy pick: topics take turns (the requested ones in the given
+    order, else in catalog order), each turn adding that topic's first exercise, in catalog
+    order, that still fits the time left, until nothing more fits.
+
+    Raises:
+        ReleaseError: nothing selected, the explicit exercises exceed ``minutes``, or a requested
+            topic cannot be covered within ``minutes``.
+        catalog.CatalogError: an unknown exercise id.
+    """
+    order = {ex_id: i for i, ex_id in enumerate(catalog.load_catalog())}
+    if exercise_ids:
+        chosen = sorted({catalog.get_exercise(i) for i in exercise_ids}, key=lambda ex: order[ex.id])
+        unready = [ex.id for ex in chosen if not _shippable(ex)]
+        if unready:
+            raise ReleaseError(f"no stub or no public tests in the kit for {', '.join(unready)}")
+        total = sum(ex.minutes for ex in chosen)
+        if minutes is not None and total > minutes:
+            raise ReleaseError(f"the chosen exercises take {total} min, more than --minutes {minutes}")
+        return chosen
+    candidates = [ex for ex in catalog.load_catalog().values() if _shippable(ex)
+                  and (not patterns or any(fnmatch.fnmatchcase(ex.id, p) for p in patterns))
+                  and (not topics or _matches_topic(ex, topics))]
+    if not candidates:
+        raise ReleaseError("no exercise matches the selection (see `grader list`)")
+    if minutes is None:
+        return candidates
+    queues: dict[str, list[catalog.Exercise]] = {}
+    for ex in candidates:
+        key = next((t for t in topics if _matches_topic(ex, [t])), ex.topic) if topics else f"{ex.framework}.{ex.topic}"
+        queues.setdefault(key, []).append(ex)
+    turns = [t for t in topics if t in queues] if topics else list(queues)
+    chosen, left, added = [], minutes, True
+    while added:
+        added = False
+        for topic in turns:
+            pick = next((ex for ex in queues[topic] if ex.minutes <= left), None)
+            if pick is not None:
+                queues[topic].remove(pick)
+                chosen.append(pick)
+                left -= pick.minutes
+                added = True
+    if not chosen:
+        raise ReleaseError(f"no selected exercise fits in {minutes} min")
+    for topic in topics or []:
+        if not any(_matches_topic(ex, [topic]) for ex in chosen):
+            raise ReleaseError(f"topic {topic!r} cannot be covered in {minutes} min "
+                               "(raise --minutes or drop the topic)")
+    return sorted(chosen, key=lambda ex: order[ex.id])
+
+
+def _toml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def _catalog_toml(exercises: list[catalog.Exercise]) -> str:
+    lines = ["# The exercises of this take-home (same format as the kit's catalog.toml)."]
+    for ex in exercises:
+        lines += ["", "[[exercise]]"]
+        for name in ("id", "title", "framework", "topic", "difficulty", "minutes", "seeds"):
+            lines.append(f"{name} = {_toml(getattr(ex, name))}")
+    return "\n".join(lines) + "\n"
+
+
+def _pyproject_toml(exercises: list[catalog.Exercise]) -> str:
+    kit = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    deps = list(kit["project"]["dependencies"])
+    if any(ex.uses_tensorflow for ex in exercises):
+        deps += kit["project"].get("optional-dependencies", {}).get("tensorflow", [])
+    ini = dict(kit["tool"]["pytest"]["ini_options"], testpaths=["exercises"])
+    lines = ['[build-system]', 'requires = ["setuptools>=64"]', 'build-backend = "setuptools.build_meta"',
+             '', '[project]', 'name = "drills-take-home"', f'version = {_toml(__version__)}',
+             f'requires-python = {_toml(kit["project"].get("requires-python", ">=3.10"))}',
+             f'dependencies = {_toml(deps)}', '', '[project.scripts]', 'grader = "grader.cli:main"',
+             '', '[project.entry-points.pytest11]', 'grader = "grader.pytest_plugin"', '',
+             '[tool.setuptools.packages.find]', 'include = ["grader*"]', '',
+             '[tool.pytest.ini_options]', *(f"{k} = {_toml(v)}" for k, v in ini.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _readme(exercises: list[catalog.Exercise], budget: int) -> str:
+    total = sum(ex.minutes for ex in exercises)
+    rows = [f"| {i} | {ex.title} | `exercises/{ex.relpath.as_posix()}` | {ex.difficulty} | {ex.minutes} |"
+            for i, ex in enumerate(exercises, 1)]
+    first = exercises[0]
+    test_path = f"exercises/{first.relpath.parent.as_posix()}/test_{first.stem}.py"
+    return f"""# Take-home exercises
+
+Time budget: **about {budget} minutes** (the estimates below add up to {total} minutes).
+Work through the tasks in any order; a partly solved task still earns the points of the checks
+it passes.
+
+## Tasks
+
+| # | task | file to edit | difficulty | minutes |
+| ---: | --- | --- | --- | ---: |
+{chr(10).join(rows)}
+
+Each file's docstring is the specification: the question, your task, the **Contract** your code
+is held to (shapes, dtypes, devices, errors) and hints. Replace every `raise NotImplementedError`
+with your implementation; keep the file names and function signatures.
+
+## Set up
+
+```
+python -m venv .venv
+. .venv/bin/activate        # Windows: .venv\\Scripts\\activate
+pip install -e .
+```
+
+## Check your work
+
+```
+pytest                                  # the public tests of every task
+pytest {test_path}   # one task
+grader status                           # progress: done / failing / not started
+grader hint {first.id}       # the hints of a task
+grader reset {first.id}      # start a task over (keeps a .bak copy)
+```
+
+The public tests are a small sample. Your submission is also graded with hidden tests that check
+every point of each Contract, so passing the public tests is not the full grade: read the
+Contract and test the edge cases yourself.
+
+## Submit
+
+Zip the `exercises` folder and send `submission.zip`:
+
+```
+python -m zipfile -c submission.zip exercises
+```
+
+Only the task modules are graded; test files and any other file in the zip are ignored.
+"""
+
+
+def audit(bundle: Path, solutions: Path | None = None) -> list[str]:
+    """Every way ``bundle`` leaks the kit's solutions; empty when it is clean.
+
+    Checks: no ``solutions`` or ``wrong`` folder, no ``*_hidden.py`` file, no file whose text
+    equals or contains the text of any file under ``solutions`` (references, hidden tests, wrong
+    solutions), and every exercise module still a stub.
+    """
+    solutions = solutions or catalog.KIT_ROOT / "solutions"
+    secrets = [p.read_text(encoding="utf-8", errors="replace").strip()
+               for p in sorted(solutions.rglob("*.py"))] if solutions.is_dir() else []
+    secrets = [s for s in secrets if s]
+    problems = []
+    for path in sorted(bundle.rglob("*")):
+        rel = path.relative_to(bundle)
+        if path.is_dir():
+            if path.name in ("solutions", "wrong"):
+                problems.append(f"{rel}: a {path.name} folder")
+            continue
+        if path.name.endswith("_hidden.py"):
+            problems.append(f"{rel}: a hidden test file")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(secret in text for secret in secrets):
+            problems.append(f"{rel}: contains the text of a file of solutions/")
+        if rel.parts[0] == "exercises" and path.suffix == ".py" and not path.name.startswith("test_") \
+                and not stubs.looks_like_stub(text):
+            problems.append(f"{rel}: an exercise module that is not an untouched stub")
+    return problems
+
+
+def _stub_text(ex: catalog.Exercise) -> str:
+    text = ex.stub.read_text(encoding="utf-8")
+    if not stubs.looks_like_stub(text):  # the maintainer has been solving it in place
+        text, _ = stubs.pristine_stub(ex)
+    if not stubs.looks_like_stub(text):
+        raise ReleaseError(f"no untouched stub of {ex.id} to ship")
+    return text
+
+
+def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | None = None) -> Path:
+    """Write the bundle for ``exercises`` into ``out`` (absent or empty); returns ``out``.
+
+    Raises:
+        ReleaseError: ``out`` is not empty, or the written bundle fails ``audit`` (then it is removed).
+    """
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ReleaseError(f"{out} exists and is not an empty folder")
+    texts = {ex: _stub_text(ex) for ex in exercises}
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copytree(GRADER_PACKAGE, out / "grader",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_stubs"))
+        for ex, text in texts.items():
+            for root in (out / "exercises", out / "grader" / "_stubs"):
+                (root / ex.relpath).parent.mkdir(parents=True, exist_ok=True)
+                (root / ex.relpath).write_text(text, encoding="utf-8")
+            shutil.copyfile(ex.public_tests, out / "exercises" / ex.relpath.parent / ex.public_tests.name)
+        (out / "catalog.toml").write_text(_catalog_toml(exercises), encoding="utf-8")
+        (out / "pyproject.toml").write_text(_pyproject_toml(exercises), encoding="utf-8")
+        (out / "conftest.py").write_text(
+            '"""pytest configuration; the checks live in grader/pytest_plugin.py."""\n\n'
+            'collect_ignore_glob = [".venv/*", "grader/*"]\n', encoding="utf-8")
+        budget = budget or sum(ex.minutes for ex in exercises)
+        (out / "README.md").write_text(_readme(exercises, budget), encoding="utf-8")
+        problems = audit(out)
+        if problems:
+            raise ReleaseError("the bundle would leak solutions, so it was removed:\n  "
+                               + "\n  ".join(problems))
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    return out
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    try:
+        exercises = choose(args.exercise, args.select, args.topic, args.minutes)
+        out = write_bundle(Path(args.out_dir), exercises, args.minutes)
+    except ReleaseError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return 2
+    for ex in exercises:
+        print(f"  {ex.id:<44} {ex.difficulty:<6} {ex.minutes:>3} min")
+    print(f"wrote a take-home of {len(exercises)} exercise(s), "
+          f"{sum(ex.minutes for ex in exercises)} min, to {out} (see {out / 'README.md'})")
+    return 0
+
+
+def register(sub) -> None:
+    """Add the ``release`` subcommand to the CLI's subparsers."""
+    rel = sub.add_parser(
+        "release", help="hiring: write a take-home bundle for candidates",
+        description="Write a self-contained take-home into OUT_DIR: the chosen stubs and their "
+                    "public tests (laid out like exercises/), the grader's pytest plugin and "
+                    "check library, a pyproject.toml (`pip install -e .` then `pytest`) and a "
+                    "README with the task list, time budget and how to submit (zip the exercises "
+                    "folder; grade it with `grader score` or `grader batch`). Nothing from "
+                    "solutions/ is included; the bundle is checked for leaks before it is kept. "
+                    "With --minutes, exercises are picked greedily: topics take turns, each adding "
+                    "its first exercise (catalog order) that still fits the time left.")
+    rel.add_argument("out_dir", metavar="OUT_DIR", help="where to write the bundle (absent or empty)")
+    rel.add_argument("--exercise", "-e", action="append", metavar="ID",
+                     help="include this exercise (repeatable); overrides --select and --topic")
+    rel.add_argument("--select", action="append", metavar="PATTERN",
+                     help="include ids matching this shell pattern, e.g. 'pytorch.autograd.*' (repeatable)")
+    rel.add_argument("--topic", action="append", metavar="TOPIC",
+                     help="cover this topic, e.g. autograd or pytorch.autograd (repeatable)")
+    rel.add_argument("--minutes", type=int, metavar="N",
+                     help="time budget: pick exercises whose minutes add up to at most N")
+    rel.set_defaults(func=_cmd_release)

@@ -1,0 +1,110 @@
+"""grader release: a take-home bundle with stubs and public tests only, that runs on its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import tomllib
+
+from grader import catalog, release
+from grader.cli import main
+from tests.helpers import make_submission
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+
+
+def test_minutes_pick_is_deterministic_fits_and_takes_topics_in_turn():
+    chosen = release.choose(minutes=60)
+    assert chosen == release.choose(minutes=60)
+    assert sum(ex.minutes for ex in chosen) <= 60
+    assert len({ex.topic for ex in chosen}) >= 3  # round-robin, not one topic first
+    order = list(catalog.load_catalog())
+    assert [ex.id for ex in chosen] == sorted((ex.id for ex in chosen), key=order.index)
+
+
+def test_requested_topics_are_covered_or_refused():
+    chosen = release.choose(topics=["autograd", "pytorch.optim"], minutes=45)
+    assert {ex.topic for ex in chosen} == {"autograd", "optim"}
+    assert sum(ex.minutes for ex in chosen) <= 45
+    cheapest = min(ex.minutes for ex in catalog.load_catalog().values() if ex.topic == "autograd")
+    with pytest.raises(release.ReleaseError, match="fits"):
+        release.choose(topics=["autograd"], minutes=cheapest - 1)
+    with pytest.raises(release.ReleaseError, match="more than --minutes"):
+        release.choose([EX.id], minutes=EX.minutes - 1)
+    assert release.choose(patterns=["pytorch.tensors.b*"]) == [EX]
+
+
+def _texts_of_solutions() -> list[str]:
+    return [p.read_text().strip() for p in sorted((catalog.KIT_ROOT / "solutions").rglob("*.py"))
+            if p.read_text().strip()]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle") / "take-home"
+    assert main(["release", str(out), "--exercise", EX.id, "--minutes", "30"]) == 0
+    return out
+
+
+def test_bundle_layout_readme_and_catalog(bundle):
+    assert (bundle / "exercises" / EX.relpath).read_text() == EX.stub.read_text()
+    assert (bundle / "exercises" / EX.relpath).with_name("test_broadcasting.py").is_file()
+    assert (bundle / "grader" / "pytest_plugin.py").is_file()
+    assert (bundle / "grader" / "_stubs" / EX.relpath).read_text() == EX.stub.read_text()
+    entries = tomllib.loads((bundle / "catalog.toml").read_text())["exercise"]
+    assert [e["id"] for e in entries] == [EX.id]
+    project = tomllib.loads((bundle / "pyproject.toml").read_text())
+    assert project["project"]["entry-points"]["pytest11"] == {"grader": "grader.pytest_plugin"}
+    readme = (bundle / "README.md").read_text()
+    assert EX.title in readme and "about 30 minutes" in readme
+    assert "pip install -e ." in readme and "zipfile -c submission.zip exercises" in readme
+
+
+def test_bundle_leaks_no_solution(bundle):
+    secrets = _texts_of_solutions()
+    assert secrets
+    for path in bundle.rglob("*"):
+        assert path.name not in ("solutions", "wrong"), path
+        assert not path.name.endswith("_hidden.py"), path
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert not any(secret in text for secret in secrets), path
+    assert release.audit(bundle) == []
+
+
+def test_audit_catches_a_leak(tmp_path):
+    make_submission(tmp_path / "exercises", {EX: EX.reference})
+    (tmp_path / "test_broadcasting_hidden.py").write_text(EX.hidden_tests.read_text())
+    problems = "\n".join(release.audit(tmp_path))
+    assert "hidden test file" in problems and "contains the text" in problems
+    assert "not an untouched stub" in problems
+
+
+def test_release_refuses_a_folder_in_use(tmp_path, capsys):
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["release", str(tmp_path), "--exercise", EX.id]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def _pytest_in(bundle, *args):
+    # The bundle's own grader package must be the one that runs: its folder comes first.
+    env = {k: v for k, v in os.environ.items() if k != "DRILLS_KIT_ROOT"}
+    env.update(PYTHONPATH=str(bundle), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, *args], cwd=bundle, env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def test_public_tests_run_inside_the_bundle(bundle):
+    where = _pytest_in(bundle, "-c", "import grader; print(grader.__file__)")
+    assert where.stdout.strip().startswith(str(bundle)), where.stdout + where.stderr
+    stub_run = _pytest_in(bundle, "-m", "pytest")
+    assert stub_run.returncode == 1, stub_run.stdout[-3000:] + stub_run.stderr[-3000:]
+    assert f"not started  {EX.id}" in stub_run.stdout and "0/1 exercises done" in stub_run.stdout
+    # "--impl-root=DIR" as one token: split in two, pytest takes DIR for a test path when it
+    # looks for the rootdir, and runs the kit's tests instead of the bundle's.
+    solved = _pytest_in(bundle, "-m", "pytest", f"--impl-root={catalog.KIT_ROOT / 'solutions'}")
+    assert solved.returncode == 0 and "1/1 exercises done" in solved.stdout, solved.stdout[-3000:]

@@ -1,0 +1,106 @@
+"""grader hint and grader reset: hints and the pristine stub survive the learner's edits."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from grader import catalog, stubs
+from grader.cli import main
+from tests.helpers import make_submission
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+OTHER = catalog.get_exercise("pytorch.tensors.from_data")
+STUB = EX.stub.read_text()
+
+
+def test_every_kit_stub_looks_like_a_stub_and_no_reference_does():
+    for ex in catalog.load_catalog().values():
+        if ex.stub.is_file():
+            assert stubs.looks_like_stub(ex.stub.read_text()), ex.id
+        if ex.reference.is_file():
+            assert not stubs.looks_like_stub(ex.reference.read_text()), ex.id
+
+
+def test_hint_prints_the_hints_title_and_minutes(capsys):
+    assert main(["hint", EX.id]) == 0
+    out = capsys.readouterr().out
+    assert EX.title in out and f"about {EX.minutes} min" in out
+    assert "derivative of ``sqrt`` at 0" in out
+    assert "Contract" not in out  # only the Hints section
+
+
+def test_hint_of_an_unknown_id_names_it(capsys):
+    assert main(["hint", "pytorch.tensors.nope"]) == 2
+    assert "'pytorch.tensors.nope'" in capsys.readouterr().err
+
+
+def _work(tmp_path):
+    return make_submission(tmp_path / "work", {EX: "# my attempt\n", OTHER: "# my other attempt\n"})
+
+
+def test_reset_restores_one_module_and_keeps_a_backup(tmp_path, capsys):
+    root = _work(tmp_path)
+    assert main(["reset", EX.id, str(root), "--yes", "--from", str(catalog.KIT_ROOT / "exercises")]) == 0
+    assert (root / EX.relpath).read_text() == STUB
+    assert (root / EX.relpath).with_name("broadcasting.py.bak").read_text() == "# my attempt\n"
+    assert (root / OTHER.relpath).read_text() == "# my other attempt\n"
+    assert "your version is in" in capsys.readouterr().out
+
+
+def test_reset_asks_first(tmp_path, monkeypatch, capsys):
+    root = _work(tmp_path)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert main(["reset", EX.id, str(root), "--from", str(catalog.KIT_ROOT / "exercises")]) == 1
+    assert (root / EX.relpath).read_text() == "# my attempt\n"
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    assert main(["reset", EX.id, str(root), "--from", str(catalog.KIT_ROOT / "exercises")]) == 0
+    assert (root / EX.relpath).read_text() == STUB
+
+
+def test_packaged_stubs_are_used_without_git(tmp_path, monkeypatch):
+    monkeypatch.setattr(stubs, "_from_git", lambda ex: None)
+    monkeypatch.setattr(stubs, "PACKAGED_STUBS", tmp_path / "_stubs")
+    with pytest.raises(stubs.StubError, match="--from"):
+        stubs.pristine_stub(EX)
+    make_submission(tmp_path / "_stubs", {EX: STUB})
+    text, origin = stubs.pristine_stub(EX)
+    assert text == STUB and "_stubs" in origin
+
+
+def test_without_any_pristine_copy_reset_fails_cleanly(tmp_path, monkeypatch, capsys):
+    root = _work(tmp_path)
+    monkeypatch.setattr(stubs, "_from_git", lambda ex: None)
+    monkeypatch.setattr(stubs, "PACKAGED_STUBS", tmp_path / "none")
+    assert main(["reset", EX.id, str(root), "--yes"]) == 2
+    assert "--from" in capsys.readouterr().err
+    assert (root / EX.relpath).read_text() == "# my attempt\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_history_gives_the_newest_stub_even_after_the_learner_commits(tmp_path, monkeypatch):
+    repo = tmp_path / "kit"
+    make_submission(repo / "exercises", {EX: STUB})
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com",
+                        *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "stub")
+    (repo / "exercises" / EX.relpath).write_text(EX.reference.read_text())
+    git("commit", "-qam", "my solution")
+    monkeypatch.setattr(catalog, "KIT_ROOT", repo)
+    text, origin = stubs.pristine_stub(EX)
+    assert text == STUB and origin.startswith("git ")
+
+
+def test_the_kits_own_checkout_resets_from_git(tmp_path):
+    if stubs._from_git(EX) is None:
+        pytest.skip("the kit is not a git checkout with this stub committed")
+    root = _work(tmp_path)
+    stubs.reset(EX, root)
+    assert stubs.looks_like_stub((root / EX.relpath).read_text())
