@@ -25,7 +25,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 lint: setup
-	$(BIN)/ruff check grader tests
+	$(BIN)/ruff check grader tests bench
 
 clean:
 	rm -rf $(VENV) *.egg-info

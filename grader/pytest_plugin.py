@@ -166,7 +166,7 @@ def _emit(config: pytest.Config, record: dict) -> None:
         write({**record, "t": time.time()})  # when: the grader's timing breakdown uses it
 
 
-def exercise_of(item: pytest.Item) -> "catalog.Exercise | None":
+def exercise_of(item: pytest.Item) -> catalog.Exercise | None:
     return item.stash.get(_EXERCISE, None)
 
 

@@ -16,9 +16,8 @@ import fnmatch
 import json
 import shutil
 import sys
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 from grader import __version__, catalog, stubs
 

@@ -248,14 +248,18 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
             from grader import _forkserver
 
             server = _forkserver.server_for(preload_modules(exercises), _base_env())
-            start = lambda: server.spawn(args, env, cwd, jail, report_w, key_r)
+
+            def start():
+                return server.spawn(args, env, cwd, jail, report_w, key_r)
         else:
             cmd = [sys.executable, "-m", "grader._jail", json.dumps(jail), "--",
                    sys.executable, "-m", "pytest",
                    *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
-            start = lambda: subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                env=env, cwd=cwd, pass_fds=(report_w, key_r), start_new_session=True)
+
+            def start():
+                return subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    env=env, cwd=cwd, pass_fds=(report_w, key_r), start_new_session=True)
         run = _supervise(start, (report_w, key_r), report_r, key, limits)
         run.ignored, run.findings = ignored, findings
         return run

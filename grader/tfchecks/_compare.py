@@ -17,7 +17,8 @@ def _shape_of(x: Any, name: str) -> tuple:
 
 
 def assert_shape(x: Any, shape: Sequence[int | None], *, name: str = "result") -> None:
-    """``x`` (tensor, TensorFlow or Keras Variable, array) must have ``shape``; ``None`` in ``shape`` matches any size."""
+    """``x`` (tensor, TensorFlow or Keras Variable, array) must have ``shape``; ``None`` in
+    ``shape`` matches any size."""
     got = _shape_of(x, name)
     want = tuple(shape)
     if got is None or len(got) != len(want) or any(w is not None and g != w for g, w in zip(got, want)):

@@ -103,8 +103,8 @@ def central_differences(fn: Callable[..., Any], x: Any, eps: float = 1e-6) -> np
     """The gradient of ``sum(fn(...))`` with respect to ``x`` by central differences, shaped like ``x``.
 
     The same quantity ``tape.gradient(fn(...), x)`` returns. If ``x`` is a ``tf.Variable`` or a
-    ``keras.Variable`` (for example a layer's weight), ``fn`` takes no arguments and reads it: each element is nudged with
-    ``assign`` and the Variable is restored afterwards. Otherwise ``fn(x)`` is called with
+    ``keras.Variable`` (for example a layer's weight), ``fn`` takes no arguments and reads it: each
+    element is nudged with ``assign`` and the Variable is restored afterwards. Otherwise ``fn(x)`` is called with
     perturbed copies of ``x``. Use float64 values: in float32, ``eps`` is lost to round-off.
     """
     base = as_numpy(x, name="x").copy()

@@ -6,9 +6,19 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           broadcastable_batch_shapes, check_gradients, count_aten_ops,
-                           device_params, nested_containers, shapes, tensors)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    broadcastable_batch_shapes,
+    check_gradients,
+    count_aten_ops,
+    device_params,
+    nested_containers,
+    shapes,
+    tensors,
+)
 
 
 def test_assert_close_names_the_largest_error_and_where():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from grader import catalog
-
 from tests.helpers import make_submission, run_python
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
-import tomllib
 
 from grader import catalog, release
 from grader.cli import main

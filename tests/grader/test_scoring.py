@@ -10,7 +10,6 @@ from grader import catalog
 from grader.cli import main
 from grader.sandbox import Limits
 from grader.scoring import SubmissionError, score_submission
-
 from tests.helpers import make_submission, run_python
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 
 tf = pytest.importorskip("tensorflow")
 
-import grader.tfchecks  # after importorskip: only once TensorFlow is known to be installed
-from grader.tfchecks import (
+import grader.tfchecks  # noqa: E402 - after importorskip: only once TensorFlow is installed
+from grader.tfchecks import (  # noqa: E402
     assert_close,
     assert_dtype,
     assert_raises_naming,

@@ -4,9 +4,9 @@ and pip command it runs exists in this kit."""
 from __future__ import annotations
 
 import shlex
+import tomllib
 
 import pytest
-import tomllib
 
 from grader.catalog import KIT_ROOT
 from grader.cli import build_parser
