@@ -4,7 +4,6 @@ import importlib.metadata
 import json
 
 from grader.catalog import KIT_ROOT
-
 from tests.helpers import run_python
 
 TREES = ("exercises", "solutions", "examples")
