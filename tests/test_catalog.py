@@ -47,6 +47,15 @@ def test_malformed_catalog_is_rejected_with_a_clear_message(tmp_path: Path, text
         catalog.load_catalog(path)
 
 
+def test_crossframework_ids_have_no_topic_level(tmp_path: Path):
+    path = tmp_path / "catalog.toml"
+    path.write_text('[[exercise]]\nid = "crossframework.port_weights"\ntitle = "t"\n'
+                    'framework = "crossframework"\ntopic = "interop"\ndifficulty = "hard"\n'
+                    'minutes = 30\nseeds = ["000#Compare"]\n')
+    ex = catalog.load_catalog(path)["crossframework.port_weights"]
+    assert ex.relpath.as_posix() == "crossframework/port_weights.py"
+
+
 def test_unknown_id_names_the_id():
     with pytest.raises(catalog.CatalogError, match="'pytorch.nope.nothing'"):
         catalog.get_exercise("pytorch.nope.nothing")
