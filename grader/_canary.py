@@ -170,7 +170,7 @@ def check(pluginmanager: Any, *, behaviour: bool = True) -> list[str]:
     snapshot was taken, i.e. no submitted code has run).
 
     The identity checks are cheap and meant for after every test; ``behaviour`` adds the
-    behavioural canaries (tens of milliseconds), meant for the end of each test module.
+    behavioural canaries (tens of milliseconds), meant for the end of each exercise's tests.
     """
     if not _snapshot:
         return []

@@ -347,10 +347,10 @@ class _ReportCollector:
         self.items = {item.nodeid: item for item in session.items}
         self.next_item = {a.nodeid: b for a, b in zip(session.items, session.items[1:])}
 
-    def _last_of_module(self, item: pytest.Item) -> bool:
-        """Whether ``item`` is the last test of its file (behavioural canaries run there)."""
+    def _last_of_exercise(self, item: pytest.Item) -> bool:
+        """Whether ``item`` is the last test of its exercise (behavioural canaries run there)."""
         following = self.next_item.get(item.nodeid)
-        return following is None or following.path != item.path
+        return following is None or exercise_of(following) != exercise_of(item)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.pending.setdefault(report.nodeid, []).append(report)
@@ -362,7 +362,7 @@ class _ReportCollector:
         if ex is None:
             return
         status, message = _final_outcome(reports)
-        tampered = (_canary.check(self.config.pluginmanager, behaviour=self._last_of_module(item))
+        tampered = (_canary.check(self.config.pluginmanager, behaviour=self._last_of_exercise(item))
                     if self.config.getoption("grading") else [])
         if tampered and status != "skipped":
             status, message = "failed", "tampering detected: " + "; ".join(tampered)
