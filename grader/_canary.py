@@ -78,6 +78,11 @@ def _importable(owner_path: str) -> bool:
     return owner_path.startswith(("grader", "_pytest")) and not framework
 
 
+def taken() -> bool:
+    """Whether ``snapshot()`` has run in this process."""
+    return bool(_snapshot)
+
+
 def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
     """Record the watched functions, the registered pytest plugins and the globals of
     ``test_modules`` as they are now (before any submitted code has run)."""
@@ -198,4 +203,4 @@ def check(pluginmanager: Any, *, behaviour: bool = True) -> list[str]:
     return problems
 
 
-__all__ = ["check", "snapshot"]
+__all__ = ["check", "snapshot", "taken"]

@@ -139,8 +139,11 @@ def get_exercise(exercise_id: str) -> Exercise:
 
 def exercise_for_test_file(path: Path) -> Exercise | None:
     """The exercise whose public or hidden tests live in ``path``, if any."""
-    resolved = Path(path).resolve()
-    for ex in load_catalog().values():
-        if resolved in (ex.public_tests, ex.hidden_tests):
-            return ex
-    return None
+    return _exercises_by_test_file().get(os.path.realpath(path))
+
+
+@cache
+def _exercises_by_test_file() -> dict[str, Exercise]:
+    # Asked once per collected test: a lookup table, not a scan of the catalog each time.
+    return {str(test_file): ex for ex in load_catalog().values()
+            for test_file in (ex.public_tests, ex.hidden_tests)}

@@ -237,8 +237,10 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
         # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
         # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
         # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
-        args = ["-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-                "-p", "grader.pytest_plugin",
+        # --tb=no: the plugin writes each failure's message itself; pytest's own traceback
+        # rendering would cost seconds over a suite of failing stubs. No log capture either.
+        args = ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+                "-p", "no:logging", "-p", "grader.pytest_plugin",
                 "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
                 "-c", str(kit / "pyproject.toml"), "--impl-root", str(impl), "--grading",
                 "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",

@@ -26,9 +26,11 @@ EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 CORPUS = Path(__file__).with_name("adversarial")
 SECRET = "s3cr3t-grader-token-4711"
 FLAGGED_ONLY = {"frame_walk_cheat": "_getframe"}  # may score, but must be flagged for review
+# The reason each one is given, found among the run's problems or its tests' messages. Output
+# goes to pytest's capture file, which the file-size limit stops (or, outside it, the pipe cap).
 EXPECTED_PROBLEM = {
     "forge_result_records": "forged record",
-    "output_flood": "flooding its output",
+    "output_flood": ("flooding its output", "File too large"),
     "patch_check_library": "tampering detected",
     "patch_test_globals": "tampering detected",
     "patch_torch_compare": "tampering detected",
@@ -118,7 +120,10 @@ def test_each_hostile_submission_scores_zero_or_is_flagged(batch, name):
         return
     assert result["score"] == 0, f"{name} scored {result['score']}: {result['problems']}"
     if name in EXPECTED_PROBLEM:
-        assert any(EXPECTED_PROBLEM[name] in p for p in result["problems"]), result["problems"]
+        expected = EXPECTED_PROBLEM[name]
+        reasons = result["problems"] + [t["message"] for ex in result["exercises"] for t in ex["tests"]]
+        assert any(e in r for e in ((expected,) if isinstance(expected, str) else expected)
+                   for r in reasons), result["problems"]
 
 
 def test_nothing_escaped_the_sandbox(batch):
