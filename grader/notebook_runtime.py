@@ -24,15 +24,15 @@ import io
 import linecache
 import os
 import re
-import signal
 import sys
 import tempfile
-import threading
 import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from grader._timelimit import TestTimeout, time_limit
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
 # Fixtures that kit tests take besides ``impl`` and their parameters.
@@ -40,10 +40,6 @@ SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path")
 # Names the notebook (IPython) itself defines; they are not part of the learner's answer.
 _NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 _IPYTHON_HISTORY = re.compile(r"_+|_i{1,3}|_i?\d+|_oh|_ih|_dh")
-
-
-class NotebookTestTimeout(BaseException):
-    """A test ran past its time limit (a BaseException so that hypothesis does not retry it)."""
 
 
 def answer_namespace(namespace: dict) -> types.ModuleType:
@@ -96,12 +92,12 @@ class TestModule:
             try:
                 # Fixtures are set up (and torn down) inside the time limit and the capture, as
                 # pytest does; a fixture that fails fails the test.
-                with _time_limit(timeout), contextlib.ExitStack() as stack:
+                with time_limit(timeout), contextlib.ExitStack() as stack:
                     fn(**{name: self._value(name, values, namespace, stack)
                           for name in _arguments(fn)})
             except NotImplementedError:
                 failure = "not started: your answer still raises NotImplementedError"
-            except (Exception, NotebookTestTimeout, OutcomeException) as exc:  # noqa: BLE001 - reported to the learner
+            except (Exception, TestTimeout, OutcomeException) as exc:  # noqa: BLE001 - reported to the learner
                 failure = _learner_message(exc)
         notes = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
         for note in list(notes)[:5]:
@@ -180,7 +176,7 @@ def _learner_message(exc: BaseException) -> str:
     head, sep, _ = text.partition("\nassert ")
     if sep and head.strip():
         text = head.strip()
-    if isinstance(exc, (AssertionError, NotebookTestTimeout)):
+    if isinstance(exc, (AssertionError, TestTimeout)):
         return text or "an assertion failed"
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, NotImplementedError):
@@ -208,23 +204,3 @@ def _quiet_stderr(sink: io.StringIO):
                 os.close(saved)
             raw.seek(0)
             sink.write(raw.read().decode("utf-8", "replace"))
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float):
-    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(signum, frame):
-        signal.setitimer(signal.ITIMER_REAL, 1.0)  # again, should the first one be swallowed
-        raise NotebookTestTimeout(f"Timeout: the test ran longer than {seconds:g} s "
-                                  "(an infinite loop, or far too slow?)")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

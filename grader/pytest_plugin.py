@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from grader import _canary, catalog
 from grader._loader import ImplementationError, MissingImplementation, load_implementation
+from grader._timelimit import TestTimeout, time_limit
 
 HYPOTHESIS_GRADING = "drills-grading"
 HYPOTHESIS_LEARNER = "drills-learner"
@@ -37,16 +37,6 @@ _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
 _MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
 DEFAULT_TEST_TIMEOUT_S = 60.0
-
-
-class TestTimeout(BaseException):
-    """Raised in a test that ran past ``--test-timeout``.
-
-    A BaseException, not an Exception: hypothesis catches ordinary failures (pytest-timeout's
-    included) and replays the example, which would then hang with no alarm left.
-    """
-
-    __test__ = False  # not a test class, despite the name
 
 
 @dataclass
@@ -236,24 +226,9 @@ def _leave_if_forked() -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    limit = item.config.stash[_TEST_TIMEOUT]
-    if exercise_of(item) is None or not limit or not hasattr(signal, "setitimer"):
+    limit = item.config.stash[_TEST_TIMEOUT] if exercise_of(item) is not None else 0
+    with time_limit(limit):
         yield
-        return
-
-    def on_alarm(signum, frame):
-        # Re-arm so that code which swallows the first interruption is interrupted again.
-        signal.setitimer(signal.ITIMER_REAL, 1.0)
-        raise TestTimeout(f"Timeout: the test ran longer than {limit:g} s "
-                          "(an infinite loop, or far too slow?)")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
