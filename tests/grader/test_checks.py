@@ -130,3 +130,9 @@ def test_shape_strategies_are_valid(shape, batch):
 @given(t=tensors(shapes(max_dims=2), dtype=torch.float32), nested=nested_containers(tensors((2,))))
 def test_tensor_strategies(t, nested):
     assert t.dtype == torch.float32 and torch.isfinite(t).all()
+
+
+def test_a_small_mismatch_is_shown_with_the_digits_that_tell_it_apart():
+    with pytest.raises(AssertionError, match=r"got 4\.0000001, expected 4\b"):
+        assert_close(torch.tensor([4.0000001], dtype=torch.float64),
+                     torch.tensor([4.0], dtype=torch.float64), rtol=1e-12, atol=0, name="x")
