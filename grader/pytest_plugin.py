@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,7 +152,7 @@ def _sandbox_facts() -> dict:
 def _emit(config: pytest.Config, record: dict) -> None:
     write = config.stash.get(_REPORT, None)
     if write is not None:
-        write({**record, "t": time.time()})  # when: the grader's timing breakdown uses it
+        write(record)
 
 
 def exercise_of(item: pytest.Item) -> catalog.Exercise | None:
