@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,10 +231,13 @@ def pytest_runtest_call(item: pytest.Item):
         yield
 
 
+_STUB_RAISE = re.compile(r"raise\s+NotImplementedError\b")
+
+
 def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
-    """Whether the test failed because the learner's code raised ``NotImplementedError`` itself
-    (an untouched stub) or has no module. Torch raising it (an op the meta device cannot run)
-    is an ordinary failure."""
+    """Whether the test failed because the learner's code still runs a stub's own
+    ``raise NotImplementedError`` statement, or has no module. Torch raising it (an op the meta
+    device cannot run), even from a line of the learner's code, is an ordinary failure."""
     import traceback
 
     exc = excinfo.value
@@ -245,7 +249,8 @@ def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
     if isinstance(exc, MissingImplementation):
         return True
     frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and _inside(Path(frames[-1].filename), impl_root)
+    return (bool(frames) and _inside(Path(frames[-1].filename), impl_root)
+            and bool(_STUB_RAISE.match(frames[-1].line or "")))
 
 
 def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:

@@ -63,6 +63,19 @@ def test_torch_raising_not_implemented_is_a_failure_not_a_stub(tmp_path):
     assert "failing      pytorch.tensors.broadcasting" in result.stdout
 
 
+def test_not_implemented_from_torch_on_the_learners_own_line_is_a_failure(tmp_path):
+    # Copying out of a meta tensor raises NotImplementedError from C++: the last Python frame is
+    # the learner's line, yet it is no stub's own `raise NotImplementedError`.
+    text = EX.reference.read_text() + (
+        "\n\ndef batched_affine(x, weight, bias):\n"
+        "    return (x @ weight.T + bias).cpu().to(x.device)\n")
+    root = make_submission(tmp_path, {EX: text})
+    result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
+    assert "not started" not in result.stdout
+    assert "NotImplementedError" in result.stdout
+    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+
+
 def test_a_missing_module_reads_as_not_started(tmp_path):
     result = _pytest(str(EX.public_tests), "--impl-root", str(tmp_path))
     assert "not started: no file pytorch/tensors/broadcasting.py" in result.stdout
