@@ -2,7 +2,9 @@
 
 For each exercise: the reference scores full marks, the untouched stub scores 0 and reads as
 "not started", and every wrong solution under ``solutions/<path>/wrong/<name>/`` fails at least one
-hidden test. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
+hidden test: one of the tests of the contract clause it is said to break (``grader.contract``), where
+the contract table names one. A constant-output submission the table names earns no more than the
+table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
 """
 
@@ -15,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, contract
 from grader.sandbox import Limits
 from grader.scoring import ExerciseResult, Report, score_submission
 
@@ -45,11 +47,28 @@ class Verdict:
             found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
         if len(self.wrong) < 2:
             found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
+        table = contract.load(catalog.get_exercise(self.id))
         for mistake, result in self.wrong.items():
             if not [t for t in result.tests if t.visibility == "hidden"
                     and t.status not in ("passed", "not_run")]:
                 found.append(f"wrong solution {mistake!r} passes every hidden test")
+            failed = {t.name.split("::", 1)[-1] for t in result.tests if t.status not in ("passed", "not_run")}
+            for clause in table.clauses_breaking(mistake):
+                if not any(_names(test, name) for test in clause.tests for name in failed):
+                    found.append(f"wrong solution {mistake!r} breaks {clause.quote[:60]!r} but passes "
+                                 f"every test of that clause ({', '.join(clause.tests)})")
+        constant = table.constant
+        if constant and constant.solution in self.wrong:
+            earned = self.wrong[constant.solution].score
+            if earned > constant.max_points:
+                found.append(f"the constant submission {constant.solution!r} earns {earned:g} points, "
+                             f"more than the {constant.max_points:g} its contract table allows")
         return found
+
+
+def _names(test: str, result_name: str) -> bool:
+    """Whether a contract table's ``test`` (a function, or one parametrized case) names a result."""
+    return result_name == test or ("[" not in test and result_name.split("[", 1)[0] == test)
 
 
 def _by_id(report: Report) -> dict[str, ExerciseResult]:
