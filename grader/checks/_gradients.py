@@ -72,17 +72,40 @@ def _explain(fn, inputs, name: str, eps: float, atol: float, rtol: float) -> str
             f"is {a:.6g}, but finite differences give {n:.6g}")
 
 
+def _weighted_grads(fn: Callable[..., Any], leaves: tuple[Any, ...]) -> list[torch.Tensor]:
+    """Gradients of ``sum(w_k * out_k)`` w.r.t. each floating leaf, with fixed pseudo-random ``w``."""
+    outs = _outputs(fn, leaves)
+    gen = torch.Generator().manual_seed(0)
+    total = sum((o * torch.randn(o.shape, generator=gen, dtype=o.dtype)).sum() for o in outs)
+    diff = [x for x in leaves if isinstance(x, torch.Tensor) and x.requires_grad]
+    grads = torch.autograd.grad(total, diff, allow_unused=True)
+    return [torch.zeros_like(x) if g is None else g for x, g in zip(diff, grads)]
+
+
 def check_gradients(fn: Callable[..., Any], *inputs: Any, name: str = "function",
                     second_order: bool = False, eps: float = 1e-6, atol: float = 1e-5,
-                    rtol: float = 1e-3) -> None:
+                    rtol: float = 1e-3, reference: Callable[..., Any] | None = None) -> None:
     """Check ``fn``'s gradients w.r.t. every floating tensor input against finite differences.
 
     Floating tensor inputs are converted to float64 leaves first (so learners' code must accept
-    float64). ``second_order`` also runs ``gradgradcheck``. Raises ``AssertionError`` naming the
-    output/input element whose gradient is wrong, or saying that the output is not connected to the
-    inputs.
+    float64). ``second_order`` also runs ``gradgradcheck``. With ``reference`` (an independent
+    implementation, e.g. torch's own op), the gradients must also equal the reference's: a function
+    whose autograd merely agrees with its own finite differences (zeros, say) does not pass.
+    Raises ``AssertionError`` naming the output/input element whose gradient is wrong, or saying
+    that the output is not connected to the inputs.
     """
     leaves = as_float64_leaves(inputs)
+    if reference is not None:
+        expected = _weighted_grads(reference, leaves)
+        try:
+            got = _weighted_grads(fn, leaves)
+        except RuntimeError as exc:
+            raise AssertionError(f"{name}: backward raised RuntimeError: {exc!s:.300}") from None
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if g.shape != e.shape or not torch.allclose(g, e, rtol=rtol, atol=atol):
+                err = (g - e).abs().max().item() if g.shape == e.shape else float("nan")
+                raise AssertionError(f"{name}: gradient with respect to input {i} differs from the "
+                                     f"correct gradient (largest difference {err:.3g})")
     outs = _outputs(fn, leaves)
     if not outs:
         raise AssertionError(f"{name}: returned no floating-point tensor to differentiate")
