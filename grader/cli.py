@@ -169,9 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
     lst.set_defaults(func=_cmd_list)
 
     # Learner (status, hint, reset) and hiring (release) commands live in their own modules.
-    from grader import release, status, stubs
+    from grader import mutants, release, status, stubs
 
-    for module in (status, stubs, release):
+    for module in (status, stubs, release, mutants):
         module.register(sub)
     # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
     from grader import gradescope, nbgrader_export

@@ -1,0 +1,339 @@
+"""Mutation testing of the references: how strong is each exercise's hidden suite?
+
+``grader mutants ID [ID ...]`` makes small changes (mutants) to an exercise's reference solution,
+grades each mutant as a submission through the fork-server grading path, and reports per exercise
+how many were killed (lost at least one point), timed out, or survived (full marks). A surviving
+mutant is either a hole in the tests or equivalent to the reference; equivalent ones are reviewed
+by hand and recorded beside the hidden tests in ``<name>.mutants.toml``::
+
+    [[equivalent]]
+    mutant = "core/NumberReplacer@1f3a9c0b2d"    # the id the report prints
+    reason = "the clamp's lower bound is never reached: inputs are squared first"
+
+The mutation score is ``(killed + timed out) / (mutants run - equivalent)``. The command exits 1
+when a mutant survives that is not recorded as equivalent.
+
+Operators: cosmic-ray's (``cosmic_ray.operators``) for arithmetic, comparison, unary and boolean
+operators, numbers (off by one, which covers dims and keyword defaults), ``break``/``continue``,
+decorators and zero-iteration loops; our own (below) for what it lacks and tensor code needs:
+dropped ``.detach()``/``.clone()``/``.contiguous()``, dropped ``no_grad``-style contexts, dropped
+``keepdim=True``, swapped positional arguments and removed statements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import hashlib
+import json
+import random
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from grader import catalog
+
+# cosmic-ray's operators that make sense for tensor code (bit shifts and friends do not).
+COSMIC_RAY_OPERATORS = tuple(f"core/{name}" for name in (
+    "ReplaceBinaryOperator_Add_Sub", "ReplaceBinaryOperator_Sub_Add", "ReplaceBinaryOperator_Mul_Div",
+    "ReplaceBinaryOperator_Div_Mul", "ReplaceBinaryOperator_Pow_Mul", "ReplaceBinaryOperator_Mul_Add",
+    "ReplaceBinaryOperator_FloorDiv_Div",
+    "ReplaceComparisonOperator_Lt_LtE", "ReplaceComparisonOperator_LtE_Lt",
+    "ReplaceComparisonOperator_Gt_GtE", "ReplaceComparisonOperator_GtE_Gt",
+    "ReplaceComparisonOperator_Eq_NotEq", "ReplaceComparisonOperator_NotEq_Eq",
+    "ReplaceComparisonOperator_Is_IsNot", "ReplaceComparisonOperator_IsNot_Is",
+    "ReplaceUnaryOperator_USub_UAdd", "ReplaceUnaryOperator_Delete_Not",
+    "ReplaceTrueWithFalse", "ReplaceFalseWithTrue", "ReplaceAndWithOr", "ReplaceOrWithAnd",
+    "NumberReplacer", "ZeroIterationForLoop", "ReplaceBreakWithContinue", "RemoveDecorator"))
+
+_DROPPABLE_METHODS = {"detach", "clone", "contiguous", "detach_", "float", "double"}
+_GRAD_CONTEXTS = {"no_grad", "inference_mode", "enable_grad", "set_grad_enabled"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One changed copy of a reference; ``id`` is stable while the changed lines stay the same."""
+
+    exercise: str
+    operator: str
+    id: str
+    source: str
+    diff: str
+
+
+@dataclass
+class ExerciseMutation:
+    """What grading one exercise's mutants showed."""
+
+    exercise: str
+    generated: int = 0
+    killed: list[str] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)
+    survived: list[str] = field(default_factory=list)  # not recorded as equivalent: holes
+    equivalent: list[str] = field(default_factory=list)  # survived, recorded as equivalent
+    not_run: int = 0  # left out by --sample or the --budget
+    diffs: dict[str, str] = field(default_factory=dict)  # of the survivors
+
+    @property
+    def score(self) -> float | None:
+        """Killed or timed out, over the non-equivalent mutants that ran (None when none ran)."""
+        detected = len(self.killed) + len(self.timed_out)
+        total = detected + len(self.survived)
+        return detected / total if total else None
+
+
+def equivalents_file(ex: catalog.Exercise) -> Path:
+    return ex.hidden_tests.with_name(f"{ex.stem}.mutants.toml")
+
+
+def recorded_equivalents(ex: catalog.Exercise) -> dict[str, str]:
+    """Mutant id -> the reviewer's reason it behaves like the reference."""
+    path = equivalents_file(ex)
+    if not path.is_file():
+        return {}
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {e["mutant"]: e["reason"] for e in data.get("equivalent", [])}
+
+
+def _make(ex: catalog.Exercise, operator: str, original: str, mutated: str) -> Mutant | None:
+    try:
+        compile(mutated, str(ex.relpath), "exec")
+    except SyntaxError:
+        return None
+    old, new = original.splitlines(keepends=True), mutated.splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(old, new, f"reference/{ex.relpath}", f"mutant/{ex.relpath}", n=1))
+    changed = "".join(line for line in diff.splitlines(keepends=True)[2:] if line[:1] in "+-")
+    digest = hashlib.sha1(f"{operator}\n{changed}".encode()).hexdigest()[:10]
+    return Mutant(ex.id, operator, f"{operator}@{digest}", mutated, diff)
+
+
+def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+
+    for name in COSMIC_RAY_OPERATORS:
+        operator = get_operator(name)()
+        occurrence = 0
+        while (mutated := mutate_code(source, operator, occurrence)) is not None:
+            occurrence += 1
+            if mutant := _make(ex, name, source, mutated):
+                yield mutant
+
+
+def _replace(source: str, node: ast.AST, text: str) -> str:
+    """``source`` with ``node``'s exact text span replaced by ``text``."""
+    lines = source.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[:node.lineno - 1]) + _byte_to_char(lines[node.lineno - 1], node.col_offset)
+    end = sum(len(line) for line in lines[:node.end_lineno - 1]) + _byte_to_char(
+        lines[node.end_lineno - 1], node.end_col_offset)
+    return source[:start] + text + source[end:]
+
+
+def _byte_to_char(line: str, offset: int) -> int:
+    return len(line.encode()[:offset].decode(errors="ignore"))
+
+
+def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
+    """Our own operators: what cosmic-ray has no operator for."""
+    tree = ast.parse(source)
+    segment = lambda n: ast.get_source_segment(source, n)  # noqa: E731 - a short local alias
+    bodies = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _DROPPABLE_METHODS and not node.args and not node.keywords:
+                yield _make(ex, "drills/DropCall", source, _replace(source, node, segment(node.func.value)))
+            for kw in node.keywords:
+                if kw.arg == "keepdim" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+                    kept = [segment(a) for a in node.args] + [
+                        f"{k.arg}={segment(k.value)}" if k.arg else f"**{segment(k.value)}"
+                        for k in node.keywords if k is not kw]
+                    yield _make(ex, "drills/DropKeepdim", source,
+                                _replace(source, node, f"{segment(node.func)}({', '.join(kept)})"))
+        if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(
+                isinstance(a, ast.Starred) for a in node.args[:2]):
+            first, second = segment(node.args[0]), segment(node.args[1])
+            if first != second:
+                # Edit the later argument first: the earlier one's position stays valid.
+                swapped = _replace(_replace(source, node.args[1], first), node.args[0], second)
+                yield _make(ex, "drills/SwapArguments", source, swapped)
+        if isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                call = item.context_expr
+                name = (call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        else call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else "")
+                if name in _GRAD_CONTEXTS:
+                    yield _make(ex, "drills/DropGradContext", source,
+                                _replace(source, call, '__import__("contextlib").nullcontext()'))
+    for func in bodies:
+        statements = func.body[1:] if ast.get_docstring(func) else func.body
+        for stmt in (s for body in _blocks(statements) for s in body):
+            if isinstance(stmt, ast.Expr | ast.Assign | ast.AugAssign | ast.AnnAssign) and not (
+                    isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+                yield _make(ex, "drills/RemoveStatement", source, _replace(source, stmt, "pass"))
+
+
+def _blocks(statements: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """``statements`` and every nested block of them (if/for/while/with/try bodies)."""
+    yield statements
+    for stmt in statements:
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt) and not isinstance(
+                    stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                yield from _blocks(inner)
+        for handler in getattr(stmt, "handlers", []):
+            yield from _blocks(handler.body)
+
+
+def generate(ex: catalog.Exercise) -> list[Mutant]:
+    """Every distinct, compilable mutant of ``ex``'s reference, in a stable order."""
+    source = ex.reference.read_text(encoding="utf-8")
+    seen: dict[str, Mutant] = {}
+    ids: set[str] = set()
+    for mutant in (*_cosmic_ray_mutants(ex, source), *_tensor_mutants(ex, source)):
+        if mutant is None or mutant.source == source or mutant.source in seen:
+            continue
+        unique, n = mutant.id, 1
+        while unique in ids:  # the same change at another place of the file
+            n += 1
+            unique = f"{mutant.id}-{n}"
+        ids.add(unique)
+        seen[mutant.source] = replace(mutant, id=unique)
+    return list(seen.values())
+
+
+def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> tuple[str, float]:
+    """Grade one mutant as a submission: ``(verdict, seconds)``, verdict killed/timed_out/survived."""
+    from grader.sandbox import Limits
+    from grader.scoring import score_submission
+
+    ex = catalog.get_exercise(mutant.exercise)
+    root = Path(tempfile.mkdtemp(prefix="mutant-", dir=workdir))
+    target = root / ex.relpath
+    target.parent.mkdir(parents=True)
+    target.write_text(mutant.source, encoding="utf-8")
+    report = score_submission(root, [ex.id], limits=Limits(wall_s=wall_s), fork=True)
+    if any("wall-clock limit" in p for p in report.problems):
+        return "timed_out", report.duration_s
+    return ("survived" if report.max_score and report.score == report.max_score else "killed"), report.duration_s
+
+
+def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, budget_s: float | None = None,
+                jobs: int = 2, wall_s: float = 120.0, on_mutant=None) -> list[ExerciseMutation]:
+    """Generate, grade and classify the mutants of each exercise in ``ids``.
+
+    ``sample``: grade at most this many mutants per exercise, drawn with ``seed``. ``budget_s``:
+    stop starting new mutants of an exercise once this much time went into it. ``on_mutant(ex_id,
+    mutant, verdict)`` is called as each finishes.
+    """
+    from grader import _forkserver
+
+    with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
+        try:
+            return [_run_exercise(catalog.get_exercise(ex_id), Path(tmp), sample=sample, seed=seed,
+                                  budget_s=budget_s, jobs=jobs, wall_s=wall_s, on_mutant=on_mutant)
+                    for ex_id in ids]
+        finally:
+            _forkserver.close_all()
+
+
+def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, seed: int,
+                  budget_s: float | None, jobs: int, wall_s: float, on_mutant) -> ExerciseMutation:
+    mutants = generate(ex)
+    result = ExerciseMutation(ex.id, generated=len(mutants))
+    chosen = (sorted(random.Random(seed).sample(mutants, sample), key=mutants.index)
+              if sample is not None and sample < len(mutants) else mutants)
+    result.not_run = len(mutants) - len(chosen)
+    equivalent = recorded_equivalents(ex)
+    started = time.monotonic()
+
+    def grade(mutant: Mutant) -> tuple[Mutant, str | None]:
+        if budget_s is not None and time.monotonic() - started > budget_s:
+            return mutant, None
+        verdict, _ = _grade(mutant, workdir, wall_s)
+        if on_mutant:
+            on_mutant(ex.id, mutant, verdict)
+        return mutant, verdict
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for mutant, verdict in pool.map(grade, chosen):
+            if verdict is None:
+                result.not_run += 1
+            elif verdict == "survived" and mutant.id in equivalent:
+                result.equivalent.append(mutant.id)
+            elif verdict == "survived":
+                result.survived.append(mutant.id)
+                result.diffs[mutant.id] = mutant.diff
+            else:
+                getattr(result, verdict).append(mutant.id)
+    return result
+
+
+def _print_table(results: list[ExerciseMutation]) -> None:
+    print(f"{'exercise':<40} {'mutants':>7} {'run':>5} {'killed':>6} {'timeout':>7} {'survived':>8} "
+          f"{'equiv':>5} {'score':>6}")
+    for r in results:
+        ran = len(r.killed) + len(r.timed_out) + len(r.survived) + len(r.equivalent)
+        score = "-" if r.score is None else f"{100 * r.score:.0f}%"
+        print(f"{r.exercise:<40} {r.generated:>7} {ran:>5} {len(r.killed):>6} {len(r.timed_out):>7} "
+              f"{len(r.survived):>8} {len(r.equivalent):>5} {score:>6}")
+    for r in results:
+        for mutant_id in r.survived:
+            print(f"\nsurvived: {r.exercise} {mutant_id}\n{r.diffs[mutant_id]}", end="")
+
+
+def _positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+        return value
+    return parse
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    ids = args.ids or list(catalog.load_catalog())
+    for ex_id in ids:
+        catalog.get_exercise(ex_id)  # unknown ids fail before any work starts
+
+    def progress(ex_id: str, mutant: Mutant, verdict: str) -> None:
+        print(f"  {ex_id} {mutant.id}: {verdict}", file=sys.stderr)
+
+    results = run_mutants(ids, sample=args.sample, seed=args.seed, budget_s=args.budget,
+                          jobs=args.jobs, wall_s=args.timeout, on_mutant=progress if args.verbose else None)
+    _print_table(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(r) | {"score": r.score} for r in results], indent=2),
+                                   encoding="utf-8")
+    new = sum(len(r.survived) for r in results)
+    if new:
+        print(f"\n{new} mutant(s) survived that are not recorded as equivalent: strengthen the hidden "
+              "tests, or record a reviewed reason in the exercise's .mutants.toml", file=sys.stderr)
+    return 1 if new else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "mutants", help="maintainers: measure each hidden suite by mutation testing of the reference",
+        description="Grade small changes (mutants) of each exercise's reference solution and report "
+                    "how many the tests kill. Exit status 1 when a mutant survives that is not "
+                    "recorded as equivalent in the exercise's .mutants.toml.")
+    parser.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
+    parser.add_argument("--sample", type=_positive(int), metavar="N",
+                        help="grade at most N mutants per exercise, drawn with --seed")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default: 0)")
+    parser.add_argument("--budget", type=_positive(float), metavar="SECONDS",
+                        help="stop starting new mutants of an exercise after this long")
+    parser.add_argument("--jobs", "-j", type=_positive(int), default=2, metavar="N",
+                        help="mutants graded at once (default: 2)")
+    parser.add_argument("--timeout", type=_positive(float), default=120.0, metavar="S",
+                        help="wall-clock limit per mutant in seconds (default: 120)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print each mutant's verdict")
+    parser.set_defaults(func=_cmd_mutants)

@@ -1,0 +1,65 @@
+"""``grader mutants``: mutants of a reference, graded through the real grader."""
+
+from __future__ import annotations
+
+import json
+
+from grader import catalog, mutants
+from tests.helpers import run_python
+
+EX = catalog.get_exercise("pytorch.tensors.broadcasting")
+
+SOURCE = '''import torch
+
+
+def f(x, y):
+    """Doc."""
+    with torch.no_grad():
+        z = x.detach().sum(dim=-1, keepdim=True)
+    y.add_(z)
+    return torch.maximum(x, y)
+'''
+
+
+def _by_operator(source: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for m in mutants._tensor_mutants(EX, source):
+        changed = [line[1:].strip() for line in m.diff.splitlines()[2:] if line.startswith("+")]
+        found.setdefault(m.operator, []).extend(changed)
+    return found
+
+
+def test_tensor_operators_make_what_cosmic_ray_lacks():
+    found = _by_operator(SOURCE)
+    assert "z = x.sum(dim=-1, keepdim=True)" in found["drills/DropCall"]
+    assert "z = x.detach().sum(dim=-1)" in found["drills/DropKeepdim"]
+    assert 'with __import__("contextlib").nullcontext():' in found["drills/DropGradContext"]
+    assert "return torch.maximum(y, x)" in found["drills/SwapArguments"]
+    assert "pass" in found["drills/RemoveStatement"]  # y.add_(z) and the assignment
+
+
+def test_every_mutant_compiles_differs_and_has_a_unique_stable_id():
+    first, second = mutants.generate(EX), mutants.generate(EX)
+    reference = EX.reference.read_text()
+    assert first and [m.id for m in first] == [m.id for m in second]
+    assert len({m.id for m in first}) == len(first)
+    assert all(m.source != reference and m.diff.startswith("---") for m in first)
+    assert {m.operator.split("/")[0] for m in first} >= {"core"}
+
+
+def test_sampled_mutation_check_kills_every_sampled_mutant(tmp_path):
+    # The kit's CI check that a hidden suite's strength cannot silently fall.
+    out = tmp_path / "mutants.json"
+    result = run_python("-m", "grader", "mutants", EX.id, "--sample", "6", "--seed", "0",
+                        "--json", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (row,) = json.loads(out.read_text())
+    assert row["exercise"] == EX.id and row["score"] == 1.0 and row["survived"] == []
+    assert len(row["killed"]) + len(row["timed_out"]) + len(row["equivalent"]) == 6
+
+
+def test_options_are_validated_before_any_work():
+    result = run_python("-m", "grader", "mutants", EX.id, "--sample", "0")
+    assert result.returncode == 2 and "must be greater than 0" in result.stderr
+    result = run_python("-m", "grader", "mutants", "no.such.exercise")
+    assert result.returncode == 2 and "unknown exercise id" in result.stderr
