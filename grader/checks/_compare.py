@@ -19,10 +19,19 @@ _TOLERANCES = {
 }
 
 
+# Tensor types a result may have. A subclass of the submission's own could override arithmetic,
+# comparisons or properties such as ``is_meta`` that the checks below rely on.
+_PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter, *(
+    (torch.nn.Buffer,) if isinstance(getattr(torch.nn, "Buffer", None), type) else ()))
+
+
 def assert_tensor(value: Any, *, name: str = "result") -> torch.Tensor:
-    """Assert ``value`` is a ``torch.Tensor`` and return it."""
+    """Assert ``value`` is a plain ``torch.Tensor`` (or ``nn.Parameter``) and return it."""
     if not isinstance(value, torch.Tensor):
         raise AssertionError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if type(value) not in _PLAIN_TENSOR_TYPES:
+        raise AssertionError(f"{name}: expected a plain torch.Tensor, got the subclass "
+                             f"{type(value).__name__}")
     return value
 
 

@@ -136,3 +136,15 @@ def test_a_small_mismatch_is_shown_with_the_digits_that_tell_it_apart():
     with pytest.raises(AssertionError, match=r"got 4\.0000001, expected 4\b"):
         assert_close(torch.tensor([4.0000001], dtype=torch.float64),
                      torch.tensor([4.0], dtype=torch.float64), rtol=1e-12, atol=0, name="x")
+
+
+def test_a_tensor_subclass_cannot_vouch_for_its_own_values():
+    class Lying(torch.Tensor):
+        @property
+        def is_meta(self):
+            return True
+
+    wrong = torch.zeros(3).as_subclass(Lying)
+    with pytest.raises(AssertionError, match="plain torch.Tensor, got the subclass Lying"):
+        assert_close(wrong, torch.ones(3))
+    assert_close(torch.nn.Parameter(torch.ones(3)), torch.ones(3))
