@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import catalog
+from grader import _redact, catalog
 from grader.sandbox import ChildRun, Limits, run_tests
 
 
@@ -114,6 +114,7 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
     if not any(r.get("event") == "collected" for r in records):
         problems.append("no tests were collected: the kit's test files could not be loaded")
     missing_reason = problems[0] if problems else "the test never reported a result"
+    hidden = [ex.hidden_tests for ex in exercises]
     for rec in (r for r in records if r.get("event") == "collected"):
         ex = by_id.get(rec["exercise"])
         if ex is None:
@@ -128,7 +129,7 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         else:
             status = res["status"]
             score = points if status == "passed" else 0.0
-            message = res["message"] or ("skipped" if status == "skipped" else "")
+            message = _redact.redact(res["message"] or ("skipped" if status == "skipped" else ""), hidden)
             test = TestResult(name, status, score, points, rec["visibility"], message)
         ex.tests.append(test)
         ex.score += test.score
@@ -165,7 +166,8 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     run = run_tests(submission.resolve(), exercises, limits, hide=list(hide), fork=fork)
     results, problems = _fold(run, exercises, limits)
     if problems and not any(t.status == "passed" for ex in results for t in ex.tests):
-        problems.append("last output of the test run:\n" + run.output[-3000:])
+        problems.append("last output of the test run:\n"
+                        + _redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
     sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
     sandbox = {k: v for k, v in sandbox.items() if k != "event"}
     flags = [str(f) for f in run.findings]

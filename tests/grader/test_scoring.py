@@ -89,3 +89,23 @@ def test_cli_errors_exit_2_with_a_message():
 def test_help_lists_the_commands():
     result = run_python("-m", "grader", "--help")
     assert result.returncode == 0 and "score" in result.stdout and "list" in result.stdout
+
+
+def test_hidden_test_source_echoed_by_the_submission_is_cut_from_the_report(tmp_path):
+    # The submission reads the calling test's file and sends it back as its failure message, and
+    # prints it before crashing the run: neither may reach the report.
+    thief = REFERENCE + '''
+
+def pairwise_sq_dists(a, b):
+    import inspect
+    frame = inspect.currentframe().f_back
+    source = open(frame.f_code.co_filename).read()
+    print(source)
+    raise AssertionError(source)
+'''
+    result = _grade(tmp_path, thief)
+    source = [line.strip() for line in EX.hidden_tests.read_text().splitlines() if len(line.strip()) > 30]
+    report_text = "\n".join(t.message for t in result.tests)
+    assert [line for line in source if line in report_text] == []
+    assert "[hidden test source removed]" in report_text
+    assert all(len(t.message) <= 2000 for t in result.tests)
