@@ -51,9 +51,15 @@ def load_implementation(exercise: Exercise, root: Path) -> ModuleType:
         sys.modules.pop(name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
-        where = "".join(traceback.format_list(frames[-3:]))
+        if isinstance(exc, SyntaxError):
+            where = f"  {exercise.relpath}, line {exc.lineno}\n    {(exc.text or '').strip()}"
+            what = exc.msg
+        else:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+            where = "\n".join(f"  {exercise.relpath}, line {f.lineno}, in {f.name}\n    {f.line}"
+                              for f in frames[-3:])
+            what = str(exc)
         raise ImplementationError(
-            f"importing {exercise.relpath} raised {type(exc).__name__}: {exc}\n{where}".rstrip()
+            f"importing {exercise.relpath} raised {type(exc).__name__}: {what}\n{where}".rstrip()
         ) from None
     return module

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,7 @@ class _Progress:
     failed: int = 0
     not_started: int = 0
     first_failure: str = ""
+    not_started_because: str = ""
     tests: set[str] = field(default_factory=set)
 
 
@@ -253,8 +255,10 @@ def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
             and bool(_STUB_RAISE.match(frames[-1].line or "")))
 
 
-def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:
-    """The failure as a learner should see it: the message and the learner's own frames only."""
+def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path, public_test: Path | None = None) -> str:
+    """The failure as a learner should see it: the message, the learner's own frames (paths as
+    the learner knows them) and, for a public test, the line of it that failed; never the kit's
+    internals or a hidden test's source."""
     import traceback
 
     exc = excinfo.value
@@ -267,12 +271,34 @@ def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path) -> str:
     name = type(exc).__name__
     plain = (AssertionError, TestTimeout, pytest.fail.Exception)
     lines = [text if isinstance(exc, plain) else f"{name}: {text}"]
-    frames = [f for f in traceback.extract_tb(excinfo.tb) if _inside(Path(f.filename), impl_root)]
+    tb = traceback.extract_tb(excinfo.tb)
+    if public_test is not None:
+        here = [f for f in tb if Path(f.filename).resolve() == public_test]
+        if here:
+            lines.append(f"in {_shown_path(public_test, public_test.parent)}, line {here[-1].lineno}: "
+                         f"{here[-1].line}")
+    frames = [f for f in tb if _inside(Path(f.filename), impl_root)]
     if frames:
         lines.append("raised in your code:")
-        lines.extend(line.rstrip() for line in traceback.format_list(frames[-4:]))
+        for frame in frames[-4:]:
+            lines.append(f"  {_shown_path(Path(frame.filename), impl_root)}, line {frame.lineno}, "
+                         f"in {frame.name}")
+            if frame.line:
+                lines.append(f"    {frame.line}")
     lines.extend(getattr(exc, "__notes__", []))
     return "\n".join(lines)
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    """``path`` as the learner knows it: from the working directory when it lies below it, else
+    from the implementation root (a grading run's staging folder means nothing to a learner)."""
+    path = path.resolve()
+    for base in (Path.cwd(), root):
+        try:
+            return str(path.relative_to(base))
+        except ValueError:
+            continue
+    return path.name
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -296,8 +322,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = ("not started: " + (str(call.excinfo.value) if missing else
                                               f"{ex.relpath} still raises NotImplementedError"))
         report.user_properties.append(("not_started", True))
-    elif _visibility(ex, item) == "hidden" or item.config.getoption("grading"):
-        report.longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT])
+    else:
+        public = Path(str(item.path)).resolve() if _visibility(ex, item) == "visible" else None
+        report.longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT], public)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    """An untouched stub's failures are their own category: they still fail the run, but stay out
+    of pytest's failure sections (the progress summary lists each such exercise once)."""
+    if report.failed and dict(getattr(report, "user_properties", ())).get("not_started"):
+        return "not started", "N", "NOT STARTED"
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In grading mode every test starts from the same random state, so the same code always gets
+    the same verdict and the same numbers in its messages."""
+    if item.config.getoption("grading") and exercise_of(item) is not None:
+        _seed_everything(zlib.crc32(item.nodeid.encode()))
+
+
+def _seed_everything(seed: int) -> None:
+    import random
+    import sys
+
+    random.seed(seed)
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed(seed)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+    if "tensorflow" in sys.modules:
+        sys.modules["tensorflow"].random.set_seed(seed)
 
 
 def _final_outcome(reports: list[pytest.TestReport]) -> tuple[str, str]:
@@ -359,13 +416,19 @@ class _ReportCollector:
         elif status != "skipped":
             progress.failed += 1
             progress.not_started += not_started
+            if not_started and not progress.not_started_because:
+                progress.not_started_because = message.removeprefix("not started: ")
             progress.first_failure = progress.first_failure or report.nodeid.split("::", 1)[-1]
 
-    def pytest_terminal_summary(self, terminalreporter, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter, exitstatus: int):
         _emit(self.config, {"event": "finished", "exitstatus": int(exitstatus)})
-        if self.config.getoption("grading"):
-            return
-        _print_progress(terminalreporter, self.config.stash[_PROGRESS])
+        try:
+            return (yield)
+        finally:
+            # Outermost wrapper: the progress summary comes after pytest's own short summary.
+            if not self.config.getoption("grading"):
+                _print_progress(terminalreporter, self.config.stash[_PROGRESS])
 
 
 def _print_progress(tr, progress: dict[str, _Progress]) -> None:
@@ -379,7 +442,7 @@ def _print_progress(tr, progress: dict[str, _Progress]) -> None:
             done += 1
             tr.write_line(f"  done         {ex_id:<44} {p.passed}/{total} tests", green=True)
         elif p.passed == 0 and p.not_started == p.failed:
-            tr.write_line(f"  not started  {ex_id:<44} stub still raises NotImplementedError",
+            tr.write_line(f"  not started  {ex_id:<44} {p.not_started_because}",
                           yellow=True)
         else:
             tr.write_line(f"  failing      {ex_id:<44} {p.passed}/{total} tests  "

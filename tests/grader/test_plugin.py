@@ -15,9 +15,13 @@ def _pytest(*args: str):
 def test_untouched_stub_is_reported_as_not_started_without_tracebacks():
     result = _pytest(str(EX.public_tests))
     assert result.returncode == 1
-    assert "not started: pytorch/tensors/broadcasting.py still raises NotImplementedError" in result.stdout
-    assert "not started  pytorch.tensors.broadcasting" in result.stdout
-    assert "0/1 exercises done" in result.stdout
+    assert ("not started  pytorch.tensors.broadcasting                 "
+            "pytorch/tensors/broadcasting.py still raises NotImplementedError") in result.stdout
+    # One line per exercise, not a failure section per test; the run still fails and ends with
+    # the progress summary.
+    assert "FAILURES" not in result.stdout and "short test summary" not in result.stdout
+    assert result.stdout.rstrip().splitlines()[-2] == "0/1 exercises done"
+    assert "3 not started" in result.stdout.splitlines()[-1]
     assert "Traceback" not in result.stdout
 
 
@@ -78,5 +82,24 @@ def test_not_implemented_from_torch_on_the_learners_own_line_is_a_failure(tmp_pa
 
 def test_a_missing_module_reads_as_not_started(tmp_path):
     result = _pytest(str(EX.public_tests), "--impl-root", str(tmp_path))
-    assert "not started: no file pytorch/tensors/broadcasting.py" in result.stdout
     assert "not started  pytorch.tensors.broadcasting" in result.stdout
+    assert "no file pytorch/tensors/broadcasting.py" in result.stdout
+
+
+def test_a_public_failure_shows_the_message_and_the_test_line_not_the_kits_source(tmp_path):
+    text = EX.reference.read_text().replace("return x @ weight.T + bias", "return x @ weight.T - bias")
+    root = make_submission(tmp_path, {EX: text})
+    result = _pytest(str(EX.public_tests), "--impl-root", str(root))
+    assert "batched_affine(x, weight, bias): 30 of 30 values differ" in result.stdout
+    assert "test_broadcasting.py, line" in result.stdout
+    assert "def assert_close" not in result.stdout and "_compare.py" not in result.stdout
+    assert result.stdout.rstrip().splitlines()[-2] == "0/1 exercises done"
+
+
+def test_a_syntax_error_is_shown_once_with_the_learners_line(tmp_path):
+    root = make_submission(tmp_path, {EX: "def pairwise_sq_dists(a, b:\n    pass\n"})
+    result = _pytest(str(EX.public_tests), "--impl-root", str(root), "-k", "small_example")
+    assert "raised SyntaxError" in result.stdout
+    assert "pytorch/tensors/broadcasting.py, line 1" in result.stdout
+    assert "def pairwise_sq_dists(a, b:" in result.stdout
+    assert "During handling" not in result.stdout and "Traceback" not in result.stdout
