@@ -91,6 +91,7 @@ _KILLED = {
     "time": "the test run was stopped at the wall-clock limit of {wall:g} s",
     "output": "the test run was stopped for flooding its output (over {out} bytes)",
     "report": "the test run was stopped for flooding the grader's report channel",
+    "test": "the test run was stopped after tests ran past their time limit again and again",
 }
 
 
