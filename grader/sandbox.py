@@ -72,6 +72,7 @@ class ChildRun:
     ignored: list[str] = field(default_factory=list)
     forged: int = 0  # records whose signature did not verify
     findings: list[Finding] = field(default_factory=list)
+    isolation: dict = field(default_factory=dict)  # ``isolation()``: the jail level, any warning
 
 
 # Children in flight: their own sessions do not get the terminal's Ctrl-C, so the grader kills
@@ -247,14 +248,14 @@ def _announce(facts: dict) -> None:
         print(f"grader: {warning}", file=sys.stderr)
 
 
-OUTSIDE_GRACE_S = 10.0  # a test's setup, teardown and canaries, beside its own limit
-MAX_RESTARTS = 3  # fresh children after tests that overran: then the rest are not run
+OUTSIDE_GRACE_S = 10.0  # a test's setup (the submission's import), teardown and canaries
+MAX_RESTARTS = 2  # fresh children after tests that overran: then the rest are not run
 
 
 def outside_limit(test_s: float) -> float:
     """How long the grader lets a test run (setup to report) before it stops the child itself;
     0: no limit. Generous: the child's own limit (``grader._timelimit``) normally ends it first."""
-    return 2 * test_s + OUTSIDE_GRACE_S if test_s else 0.0
+    return test_s + OUTSIDE_GRACE_S if test_s else 0.0
 
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
@@ -301,7 +302,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
             if run.killed_for != "test" or len(runs) > MAX_RESTARTS or time.monotonic() >= deadline:
                 break
         run = _merge(runs)
-        run.ignored, run.findings = ignored, findings
+        run.ignored, run.findings, run.isolation = ignored, findings, level
         return run
 
 

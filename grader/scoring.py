@@ -168,7 +168,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     if problems and not any(t.status == "passed" for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n" + run.output[-3000:])
     sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
-    sandbox = {k: v for k, v in sandbox.items() if k != "event"}
+    sandbox = {**run.isolation, **{k: v for k, v in sandbox.items() if k != "event"}}
     flags = [str(f) for f in run.findings]
     test_time = sum(r.get("duration", 0.0) for r in run.records if r.get("event") == "result")
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),

@@ -1,8 +1,11 @@
 """A batch of hostile submissions beside honest ones: each hostile one scores 0 or is flagged,
-the grader survives, the honest ones keep full marks, and bad inputs are reported.
+the grader survives, the honest ones keep full marks, and bad inputs are reported. The ones that
+attack the sandbox itself (``OS_LEVEL``) are also graded one by one in fresh interpreters, as
+``grader score`` does.
 
 Every hostile module falls back to raising NotImplementedError (or wrong output) when its trick
-fails, so "scores 0" means the trick did not work.
+fails, so "scores 0" means the trick did not work; one that got out says so in a failure message
+starting with "ESCAPED", which no result may contain.
 """
 
 from __future__ import annotations
@@ -10,27 +13,30 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import shutil
 import socket
 import threading
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import _jail, catalog
 from grader.batch import run_batch
 from grader.sandbox import Limits
+from grader.scoring import score_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 CORPUS = Path(__file__).with_name("adversarial")
 SECRET = "s3cr3t-grader-token-4711"
 FLAGGED_ONLY = {"frame_walk_cheat": "_getframe"}  # may score, but must be flagged for review
 # The reason each one is given, found among the run's problems or its tests' messages. Output
-# goes to pytest's capture file, which the file-size limit stops (or, outside it, the pipe cap).
+# goes to pytest's capture file, which the file-size or disk limit stops (or, outside it, the pipe cap).
 EXPECTED_PROBLEM = {
     "forge_result_records": "forged record",
-    "output_flood": ("flooding its output", "File too large"),
+    "output_flood": ("flooding its output", "File too large", "No space left"),
     "patch_check_library": "tampering detected",
     "patch_test_globals": "tampering detected",
     "patch_torch_compare": "tampering detected",
@@ -38,7 +44,15 @@ EXPECTED_PROBLEM = {
     "register_pytest_plugin": "tampering detected",
     "patch_test_report": "tampering detected",
     "exit_at_import": "ended early",
+    "cancel_time_limit": "stopped by the grader",
+    "hang_in_c": "stopped by the grader",
+    "stack_overflow": "ended early",
 }
+OS_LEVEL = ["cancel_time_limit", "disk_fill", "forkserver_escape", "hang_in_c",
+            "outlive_the_grader", "privileges_and_threads", "read_kit_and_neighbours",
+            "shared_state_and_host_knobs", "stack_overflow"]
+SHM_KEY = 0x0D11115  # shared_state_and_host_knobs.KEY
+LIMITS = Limits(wall_s=120, test_s=3, nproc=64, disk_mb=48)
 
 pytestmark = pytest.mark.timeout(1200)
 
@@ -72,15 +86,47 @@ class _Listener:
         self.sock.close()
 
 
+def _hostile(module: Path, port: int, folder: Path, out: Path) -> str:
+    """The module's text with the test's own port and folders written in."""
+    return (module.read_text().replace("_port = 9  # PORT", f"_port = {port}  # PORT")
+            .replace('_out = "/nonexistent"  # OUT', f'_out = "{out}"  # OUT')
+            .replace('_batch = "/nonexistent"  # BATCH', f'_batch = "{folder}"  # BATCH'))
+
+
+def _host_state() -> dict:
+    """What a submission could leave behind on the host."""
+    try:
+        shm = Path("/proc/sysvipc/shm").read_text()
+    except OSError:
+        shm = ""
+    keys = {int(line.split()[0]) for line in shm.splitlines()[1:] if line.split()}
+    return {"shm": SHM_KEY in keys, "hostname": socket.gethostname(),
+            "markers": [p for p in ("/dev/drills-marker", "/dev/shm/drills-marker", "/tmp/drills-pwned")
+                        if os.path.exists(p)],
+            "jailed_processes": _jailed_processes()}
+
+
+def _jailed_processes() -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid >= _jail.UID_BASE:
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
+    out = tmp_path_factory.mktemp("results")
     listener = _Listener()
+    before_host = _host_state()
     for module in sorted(CORPUS.glob("*.py")):
         target = folder / module.stem / EX.relpath
         target.parent.mkdir(parents=True)
-        text = module.read_text().replace("_port = 9  # PORT", f"_port = {listener.port}  # PORT")
-        target.write_text(text)
+        target.write_text(_hostile(module, listener.port, folder, out))
     honest = folder / "honest" / EX.relpath
     honest.parent.mkdir(parents=True)
     shutil.copyfile(EX.reference, honest)
@@ -91,19 +137,41 @@ def batch(tmp_path_factory):
     (folder / "stray.txt").write_text("a file where a submission folder is expected")
     kit_file = catalog.KIT_ROOT / "grader" / "checks" / "_compare.py"
     before = hashlib.sha256(kit_file.read_bytes()).hexdigest()
-    out = tmp_path_factory.mktemp("results")
     mp = pytest.MonkeyPatch()
     mp.setenv("DRILLS_FAKE_SECRET", SECRET)
     try:
-        gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2,
-                              limits=Limits(wall_s=120, test_s=3, nproc=64), log=lambda m: None)
+        gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2, limits=LIMITS,
+                              log=lambda m: None)
     finally:
         mp.undo()
         listener.close()
     results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
     return {"folder": folder, "out": out, "results": results, "gradebook": gradebook,
             "kit_unchanged": hashlib.sha256(kit_file.read_bytes()).hexdigest() == before,
-            "received": listener.received}
+            "received": listener.received, "host_before": before_host, "host_after": _host_state()}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """The OS-level corpus graded one submission at a time in fresh interpreters, two at once."""
+    folder = tmp_path_factory.mktemp("scored")
+    out = tmp_path_factory.mktemp("scored-out")
+    before_host = _host_state()
+    roots = {}
+    for name in OS_LEVEL:
+        target = folder / name / EX.relpath
+        target.parent.mkdir(parents=True)
+        target.write_text(_hostile(CORPUS / f"{name}.py", 9, folder, out))
+        roots[name] = folder / name
+    with ThreadPoolExecutor(2) as pool:
+        reports = dict(zip(roots, pool.map(
+            lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder]).to_dict(),
+            roots.values())))
+    return {"results": reports, "host_before": before_host, "host_after": _host_state()}
+
+
+def _escapes(result: dict) -> list[str]:
+    return [t["message"] for ex in result["exercises"] for t in ex["tests"] if "ESCAPED" in t["message"]]
 
 
 def test_honest_submissions_keep_full_marks(batch):
@@ -126,6 +194,24 @@ def test_each_hostile_submission_scores_zero_or_is_flagged(batch, name):
                    for r in reasons), result["problems"]
 
 
+@pytest.mark.parametrize("name", OS_LEVEL)
+def test_each_sandbox_attack_scores_zero_in_a_fresh_interpreter(scored, name):
+    result = scored["results"][name]
+    assert result["score"] == 0, f"{name} scored {result['score']}: {result['problems']}"
+    assert not _escapes(result), _escapes(result)
+    if name in EXPECTED_PROBLEM:
+        reasons = result["problems"] + [t["message"] for ex in result["exercises"] for t in ex["tests"]]
+        assert any(EXPECTED_PROBLEM[name] in r for r in reasons), result["problems"]
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_nothing_is_left_on_the_host(request, mode):
+    run = request.getfixturevalue(mode)
+    assert run["host_after"] == run["host_before"]
+    assert not any(_escapes(result) for result in run["results"].values()), \
+        {name: _escapes(result) for name, result in run["results"].items() if _escapes(result)}
+
+
 def test_nothing_escaped_the_sandbox(batch):
     assert batch["kit_unchanged"], "a submission modified the kit's own files"
     assert not Path("/tmp/drills-pwned").exists() and not Path("/work/drills-pwned").exists()
@@ -138,6 +224,7 @@ def test_nothing_escaped_the_sandbox(batch):
 def test_sandbox_facts_are_reported(batch):
     facts = batch["results"]["honest"]["sandbox"]
     assert facts["network_isolated"] and facts["solutions_hidden"] and not facts["kit_writable"]
+    assert facts["uid"] >= _jail.UID_BASE and not facts["capabilities"]
 
 
 def test_bad_inputs_get_a_clear_message_and_the_batch_goes_on(batch):
@@ -158,8 +245,8 @@ def test_gradebook_has_a_row_per_submission_and_a_column_per_exercise(batch):
 def test_rerun_skips_done_work_and_regrades_what_is_missing(batch):
     (batch["out"] / "results" / "honest.json").unlink()
     messages: list[str] = []
-    run_batch(batch["folder"], batch["out"], exercise_ids=[EX.id], jobs=1,
-              limits=Limits(wall_s=120, test_s=3), log=messages.append)
+    run_batch(batch["folder"], batch["out"], exercise_ids=[EX.id], jobs=1, limits=LIMITS,
+              log=messages.append)
     assert any("already graded" in m for m in messages)
     result = json.loads((batch["out"] / "results" / "honest.json").read_text())
     assert result["score"] == result["max_score"] > 0
