@@ -296,15 +296,15 @@ def _container(libc, policy: dict, uid: int) -> None:
             libc.unshare(flag)  # whatever the container allows
     work = policy["workdir"]
     _own_workdir(work, uid)
+    os.chdir(os.path.join(work, "rw", "cwd"))
+    if not all(world_reachable(p) for p in policy.get("reveal", [])):
+        _drop_capabilities(libc)  # the interpreter lives where only root can read it (/root)
+        return
     rw = os.path.join(work, "rw")
     for path in [rw, *(os.path.join(rw, name) for name in RW_DIRS)]:
         os.chown(path, uid, uid)
         os.chmod(path, 0o700)
-    if all(world_reachable(p) for p in policy.get("reveal", [])):
-        _become(libc, uid)
-    else:  # the interpreter lives where only root can read it (e.g. under /root)
-        _drop_capabilities(libc)
-    os.chdir(os.path.join(work, "rw", "cwd"))
+    _become(libc, uid)
 
 
 def apply(policy: dict) -> None:

@@ -189,13 +189,16 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
 
 def _revealed() -> list[str]:
     """What the child must read besides the system directories: the interpreter, its packages
-    and the kit's ``grader`` package (nothing else of the kit: not its solutions, examples or
-    ``.git``)."""
+    (every directory on the grader's ``sys.path``) and the kit's ``grader`` package, nothing
+    else of the kit (not its solutions, examples or ``.git``)."""
+    kit = str(catalog.KIT_ROOT)
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             sysconfig.get_paths()["stdlib"], *site.getsitepackages(),
+             sysconfig.get_paths()["stdlib"], *site.getsitepackages(), *sys.path,
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
              str(Path(__file__).resolve().parent)}
-    return sorted({q for p in paths for q in (os.path.abspath(p), os.path.realpath(p))})
+    paths.discard(os.getcwd())  # on sys.path under ``python -m``: whatever folder that is
+    found = {q for p in paths if p for q in (os.path.abspath(p), os.path.realpath(p))}
+    return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 
 
 def _hidden(hide: list[Path]) -> list[str]:

@@ -15,7 +15,10 @@ import hashlib
 import json
 import os
 import shutil
+import site
 import socket
+import subprocess
+import sys
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -250,3 +253,78 @@ def test_rerun_skips_done_work_and_regrades_what_is_missing(batch):
     assert any("already graded" in m for m in messages)
     result = json.loads((batch["out"] / "results" / "honest.json").read_text())
     assert result["score"] == result["max_score"] > 0
+
+
+def _readable_interpreter(tmp: Path) -> str | None:
+    """This interpreter if every user can read it, else a venv of the system's Python of the same
+    version that loads this one's packages (what a container image usually has); None if neither."""
+    if all(_jail.world_reachable(p) for p in (sys.prefix, sys.base_prefix)):
+        return sys.executable
+    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
+    if system is None:
+        return None
+    subprocess.run([system, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
+    (next((tmp / "venv").glob("lib/python*/site-packages")) / "drills_kit.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
+    return str(tmp / "venv" / "bin" / "python")
+
+
+CONTAINER_BATCH = """
+import json, sys
+from pathlib import Path
+from grader import catalog, formats
+from grader.batch import run_batch
+from grader.sandbox import Limits
+from grader.scoring import score_submission
+folder, out = Path(sys.argv[1]), Path(sys.argv[2])
+run_batch(folder, out, exercise_ids=[sys.argv[3]], jobs=2, limits=Limits(wall_s=120, test_s=3, nproc=64),
+          log=lambda m: None)
+report = score_submission(folder / "honest", [sys.argv[3]])
+print(json.dumps({"table": formats.render(report, "table"), "markdown": formats.render(report, "markdown"),
+                  "junit": formats.render(report, "junit"), "gradescope": formats.render(report, "gradescope")}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh")
+def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_what_it_can(tmp_path):
+    """Root without CAP_SYS_ADMIN, as in a default Docker container (Gradescope): no namespaces,
+    so the grader warns in every report, and runs submitted code as a uid of its own that can
+    neither read the reference solutions nor write the kit."""
+    python = _readable_interpreter(tmp_path)
+    if python is None:
+        pytest.skip("no interpreter that an unprivileged user can read")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    for name in ("read_kit_and_neighbours", "privileges_and_threads", "write_outside_sandbox",
+                 "read_reference_from_disk"):
+        target = folder / name / EX.relpath
+        target.parent.mkdir(parents=True)
+        target.write_text(_hostile(CORPUS / f"{name}.py", 9, folder, out))
+    (folder / "honest" / EX.relpath).parent.mkdir(parents=True)
+    shutil.copyfile(EX.reference, folder / "honest" / EX.relpath)
+    kit_file = catalog.KIT_ROOT / "grader" / "checks" / "_compare.py"
+    before = kit_file.read_bytes()
+    restricted = [catalog.KIT_ROOT / "solutions", catalog.KIT_ROOT / "examples"]
+    modes = {p: p.stat().st_mode for p in restricted if p.exists()}
+    script = tmp_path / "grade.py"
+    script.write_text(CONTAINER_BATCH)
+    try:
+        done = subprocess.run(["capsh", "--drop=cap_sys_admin", "--", "-c",
+                               f"exec {python} {script} {folder} {out} {EX.id}"],
+                              cwd=catalog.KIT_ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WEAK SANDBOX" in done.stderr  # on the terminal
+    rendered = json.loads(done.stdout.splitlines()[-1])
+    assert all("WEAK SANDBOX" in text for text in rendered.values()), rendered
+    results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+    assert results["honest"]["score"] == results["honest"]["max_score"] > 0
+    assert results["honest"]["sandbox"]["level"] == "container"
+    assert results["honest"]["sandbox"]["uid"] >= _jail.UID_BASE
+    assert not results["honest"]["sandbox"]["kit_writable"]
+    for name, result in results.items():
+        if name != "honest":
+            assert result["score"] == 0 and not _escapes(result), (name, result["problems"], _escapes(result))
+    assert kit_file.read_bytes() == before
+    assert not _jailed_processes()

@@ -7,8 +7,9 @@ import os
 KEY = 0x0D11115  # the test looks for this key on the host afterwards
 _escaped = []
 _libc = ctypes.CDLL(None, use_errno=True)
-_libc.shmat.restype = ctypes.c_void_p
-if _libc.shmget(KEY, 4096, 0) >= 0:
+_first = "DRILLS_HOSTILE_LOADED" not in os.environ  # the module loads once per test file
+os.environ["DRILLS_HOSTILE_LOADED"] = "1"
+if _libc.shmget(KEY, 4096, 0) >= 0 and _first:
     _escaped.append("found an earlier submission's shared memory")
 _libc.shmget(KEY, 4096, 0o1000 | 0o666)  # IPC_CREAT: left behind on purpose
 for _marker in ("/dev/drills-marker", "/dev/shm/drills-marker"):
@@ -16,7 +17,8 @@ for _marker in ("/dev/drills-marker", "/dev/shm/drills-marker"):
         with open(_marker, "x") as handle:
             handle.write("left by a submission")
     except FileExistsError:
-        _escaped.append(f"found {_marker} from an earlier run")
+        if _first:
+            _escaped.append(f"found {_marker} from an earlier run")
     except OSError:
         pass
 if _libc.sethostname(b"pwned", 5) == 0:
