@@ -193,10 +193,10 @@ def _revealed() -> list[str]:
     else of the kit (not its solutions, examples or ``.git``)."""
     kit = str(catalog.KIT_ROOT)
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             sysconfig.get_paths()["stdlib"], *site.getsitepackages(), *sys.path,
+             sysconfig.get_paths()["stdlib"], *site.getsitepackages(),
+             *sys.path[1:],  # not the first: the main script's folder, or the working directory
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
              str(Path(__file__).resolve().parent)}
-    paths.discard(os.getcwd())  # on sys.path under ``python -m``: whatever folder that is
     found = {q for p in paths if p for q in (os.path.abspath(p), os.path.realpath(p))}
     return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 

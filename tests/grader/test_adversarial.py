@@ -19,6 +19,7 @@ import site
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -255,18 +256,27 @@ def test_rerun_skips_done_work_and_regrades_what_is_missing(batch):
     assert result["score"] == result["max_score"] > 0
 
 
-def _readable_interpreter(tmp: Path) -> str | None:
-    """This interpreter if every user can read it, else a venv of the system's Python of the same
-    version that loads this one's packages (what a container image usually has); None if neither."""
+@pytest.fixture
+def readable_interpreter():
+    """This interpreter if every user can read it, else a venv (where every user can read it) of
+    the system's Python of the same version that loads this one's packages, as a container image
+    usually has; None if neither."""
     if all(_jail.world_reachable(p) for p in (sys.prefix, sys.base_prefix)):
-        return sys.executable
+        yield sys.executable
+        return
     system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
     if system is None:
-        return None
-    subprocess.run([system, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
-    (next((tmp / "venv").glob("lib/python*/site-packages")) / "drills_kit.pth").write_text(
-        "".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
-    return str(tmp / "venv" / "bin" / "python")
+        yield None
+        return
+    venv = Path(tempfile.mkdtemp(prefix="drills-test-venv-"))
+    try:
+        venv.chmod(0o755)
+        subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (next(venv.glob("lib/python*/site-packages")) / "drills_kit.pth").write_text(
+            "".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
+        yield str(venv / "bin" / "python")
+    finally:
+        shutil.rmtree(venv)
 
 
 CONTAINER_BATCH = """
@@ -286,11 +296,12 @@ print(json.dumps({"table": formats.render(report, "table"), "markdown": formats.
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh")
-def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_what_it_can(tmp_path):
+def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_what_it_can(
+        tmp_path, readable_interpreter):
     """Root without CAP_SYS_ADMIN, as in a default Docker container (Gradescope): no namespaces,
     so the grader warns in every report, and runs submitted code as a uid of its own that can
     neither read the reference solutions nor write the kit."""
-    python = _readable_interpreter(tmp_path)
+    python = readable_interpreter
     if python is None:
         pytest.skip("no interpreter that an unprivileged user can read")
     folder, out = tmp_path / "class", tmp_path / "out"
@@ -314,6 +325,9 @@ def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_wh
     finally:
         for path, mode in modes.items():
             path.chmod(mode)
+        after = kit_file.read_bytes()
+        kit_file.write_bytes(before)  # never leave a rewritten kit behind, whatever happened
+    assert after == before, "a submission rewrote the kit"
     assert done.returncode == 0, done.stderr[-3000:]
     assert "WEAK SANDBOX" in done.stderr  # on the terminal
     rendered = json.loads(done.stdout.splitlines()[-1])
@@ -326,5 +340,4 @@ def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_wh
     for name, result in results.items():
         if name != "honest":
             assert result["score"] == 0 and not _escapes(result), (name, result["problems"], _escapes(result))
-    assert kit_file.read_bytes() == before
     assert not _jailed_processes()
