@@ -18,12 +18,13 @@ Three levels, the strongest the process is allowed (``level()``; the grader repo
   full, random, urandom, tty), its own ``/proc``, and one size-limited private tmpfs (``disk_mb``)
   as ``rw/`` (``/dev/shm`` points into it). It runs as a uid of its own (``UID_BASE`` upwards, no
   other process has it) with no capabilities and ``no_new_privs``, so RLIMIT_NPROC counts its
-  processes alone.
+  processes alone; where cgroups can be made, a memory (``memory_mb``, all its processes
+  together) and a pids cgroup of its own.
 - ``container`` (root without CAP_SYS_ADMIN, as in a default Docker container): whatever
   namespaces can still be had, the work directory owned by the child's own uid (mode 0700), and
   that uid when other users can read the interpreter; otherwise root with no capabilities at all.
   The grader makes the directories in ``hide`` unreadable to other users
-  (``restrict_for_container``) and kills whatever the uid left running (``kill_uid``).
+  (``restrict_for_container``) and kills whatever the uid left running (``release``).
 - ``none`` (not root): the resource limits only.
 
 Imports only the standard library.
@@ -39,6 +40,7 @@ import random
 import resource
 import signal
 import sys
+import time
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
 CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x08000000, 0x20000000, 0x40000000
@@ -141,23 +143,6 @@ def pick_uid() -> int:
             return uid
 
 
-def kill_uid(uid: int) -> None:
-    """SIGKILL every process ``uid`` runs (what a child left behind when it has no PID namespace)."""
-    if uid < UID_BASE:
-        return
-    for _ in range(3):  # a fork in flight may add one after the scan
-        found = False
-        for pid in os.listdir("/proc"):
-            try:
-                if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
-                    os.kill(int(pid), signal.SIGKILL)
-                    found = True
-            except OSError:
-                continue
-        if not found:
-            return
-
-
 def restrict_for_container(paths: list[str]) -> list[str]:
     """Container level: take other users' access away from ``paths`` (a mount could hide them);
     return those changed."""
@@ -235,6 +220,92 @@ def _pivot(libc, root: str) -> None:
     os.chdir("/")
 
 
+_CGROUP_LIMITS = {"memory": ("memory.limit_in_bytes", "memory.max"), "pids": ("pids.max", "pids.max")}
+
+
+def _cgroup_parents() -> list[tuple[str, list[str], int]]:
+    """Where this process may make child cgroups: (directory, controllers, cgroup version)."""
+    try:
+        with open("/proc/self/cgroup") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return []
+    parents = []
+    for line in lines:
+        hierarchy, controllers, path = line.split(":", 2)
+        if hierarchy == "0":  # v2: one directory, the controllers its parent delegates
+            try:
+                with open(f"/sys/fs/cgroup{path}/cgroup.subtree_control") as control:
+                    delegated = control.read().split()
+            except OSError:
+                delegated = []
+            parents.append(("/sys/fs/cgroup" + path, [c for c in _CGROUP_LIMITS if c in delegated], 1))
+        else:
+            parents += [(f"/sys/fs/cgroup/{c}{path}", [c], 0) for c in controllers.split(",")
+                        if c in _CGROUP_LIMITS]
+    return [p for p in parents if p[1]]
+
+
+def _cgroups(uid: int, memory_mb: int, nproc: int) -> list[str]:
+    """Make a memory and a pids cgroup for the child (cgroup v1, or v2 where its controllers are
+    delegated); return their directories. Best effort: none where the cgroup file system is
+    read-only or lacks the controllers."""
+    values = {"memory": str(memory_mb << 20), "pids": str(nproc)}
+    made = []
+    for parent, controllers, version in _cgroup_parents():
+        group = os.path.join(parent, f"drills-{uid}")
+        try:
+            os.mkdir(group)
+        except OSError:
+            continue
+        made.append(group)
+        for controller in controllers:
+            try:
+                with open(os.path.join(group, _CGROUP_LIMITS[controller][version]), "w") as knob:
+                    knob.write(values[controller])
+            except OSError:
+                pass
+    return made
+
+
+def _join(groups: list[str]) -> None:
+    for group in groups:
+        try:
+            with open(os.path.join(group, "cgroup.procs"), "w") as procs:
+                procs.write(str(os.getpid()))
+        except OSError:
+            pass
+
+
+def release(uid: int) -> None:
+    """After a child ran as ``uid``: kill what it left running (outside a PID namespace, nothing
+    else would) and remove its cgroups."""
+    if uid < UID_BASE:
+        return
+    for _ in range(3):  # a fork in flight may add one after the scan
+        found = False
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
+                    os.kill(int(pid), signal.SIGKILL)
+                    found = True
+            except OSError:
+                continue
+        if not found:
+            break
+    for parent, _, _ in _cgroup_parents():
+        group = os.path.join(parent, f"drills-{uid}")
+        for _ in range(50):  # its last processes may still be exiting
+            try:
+                os.rmdir(group)
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)
+                continue
+            break
+
+
 def _wait_and_exit(pid: int) -> None:
     """The jail's own end: wait for the child and exit the way it did."""
     _, status = os.waitpid(pid, 0)
@@ -273,12 +344,14 @@ def _full(libc, policy: dict, uid: int) -> None:
     flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID | CLONE_NEWCGROUP
     if policy.get("network_off", True):
         flags |= CLONE_NEWNET
+    groups = _cgroups(uid, int(policy["memory_mb"]), int(policy.get("nproc", NPROC_BUDGET)))
     _check(libc.unshare(flags) == 0, "unshare")
     _own_workdir(policy["workdir"], uid)
     pid = os.fork()
     if pid:
         _wait_and_exit(pid)
     try:
+        _join(groups)
         _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
         libc.sethostname(b"grading", 7)
         root = _build_root(libc, policy, uid)

@@ -73,6 +73,7 @@ class ChildRun:
     forged: int = 0  # records whose signature did not verify
     findings: list[Finding] = field(default_factory=list)
     isolation: dict = field(default_factory=dict)  # ``isolation()``: the jail level, any warning
+    ran_s: float = 0.0  # from the child's start to its end
 
 
 # Children in flight: their own sessions do not get the terminal's Ctrl-C, so the grader kills
@@ -275,7 +276,6 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     _announce(level)
     if level["level"] == "container":
         _jail.restrict_for_container(policy["hide"])
-    deadline = time.monotonic() + limits.wall_s
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work)
@@ -296,13 +296,15 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                 *(f"--warm-import={m}" for m in preload_modules(exercises)), *files]
         env = _env(work, kit)
         runs: list[ChildRun] = []
+        left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
         done: list[str] = []  # tests reported or stopped: a fresh child deselects them
         while True:
             run = _run_child([*args, *(f"--deselect={n}" for n in done)], env, work, policy,
-                             limits, deadline, exercises if fork else None)
+                             limits, left, exercises if fork else None)
             runs.append(run)
+            left -= run.ran_s
             done += [r["nodeid"] for r in run.records if r.get("event") == "result"]
-            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or time.monotonic() >= deadline:
+            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
                 break
         run = _merge(runs)
         run.ignored, run.findings, run.isolation = ignored, findings, level
@@ -310,7 +312,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
 
 
 def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, limits: Limits,
-               deadline: float, fork_for: list[catalog.Exercise] | None) -> ChildRun:
+               wall_s: float, fork_for: list[catalog.Exercise] | None) -> ChildRun:
     """One grading child: started fresh, or forked from the fork server for ``fork_for``."""
     key = secrets.token_bytes(32)
     report_r, report_w = os.pipe()
@@ -333,10 +335,10 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
             return subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=env, cwd=work / "rw" / "cwd", pass_fds=(report_w, key_r), start_new_session=True)
-    run = _supervise(start, (report_w, key_r), report_r, key, limits, deadline)
+    run = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
     facts = next((r for r in run.records if r.get("event") == "sandbox"), {})
     if isinstance(facts.get("uid"), int):
-        _jail.kill_uid(facts["uid"])  # what it left running outside a PID namespace
+        _jail.release(facts["uid"])
     return run
 
 
@@ -350,13 +352,13 @@ def _merge(runs: list[ChildRun]) -> ChildRun:
     records += [r for r in last.records if r.get("event") == "finished"]
     output = "\n[a fresh child after a test overran]\n".join(r.output for r in runs)
     return ChildRun(records, last.exit_code, output, last.killed_for,
-                    forged=sum(r.forged for r in runs))
+                    forged=sum(r.forged for r in runs), ran_s=sum(r.ran_s for r in runs))
 
 
 def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
-               limits: Limits, deadline: float) -> ChildRun:
+               limits: Limits, wall_s: float) -> ChildRun:
     """Start the child (``start()`` returns a ``Popen``-like object), read its output and
-    records, and kill its process group at the wall-clock ``deadline`` or when a test runs past
+    records, and kill its process group after ``wall_s`` seconds or when a test runs past
     ``outside_limit`` (it then gets a failed result saying so)."""
     records: list[dict] = []
     forged = 0
@@ -370,6 +372,8 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
         for fd in pass_fds:
             os.close(fd)
     _RUNNING.add(proc)
+    started = time.monotonic()
+    deadline = started + wall_s
 
     def kill(reason: str) -> None:
         nonlocal killed_for
@@ -456,4 +460,5 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
     output = head.decode("utf-8", "replace")
     if len(tail) and not bytes(head).endswith(bytes(tail[-64:])):
         output += "\n[...]\n" + tail.decode("utf-8", "replace")
-    return ChildRun(records, code, output, killed_for, forged=forged)
+    return ChildRun(records, code, output, killed_for, forged=forged,
+                    ran_s=time.monotonic() - started)
