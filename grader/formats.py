@@ -55,7 +55,14 @@ def render_table(report: Report) -> str:
     lines.extend(f"problem: {p}" for p in report.problems)
     lines.extend(f"flag: {f}" for f in report.flags)
     lines.extend(f"ignored: {f}" for f in report.ignored_files)
+    lines.extend(f"sandbox: {w}" for w in _sandbox_warnings(report))
     return "\n".join(lines) + "\n"
+
+
+def _sandbox_warnings(report: Report) -> list[str]:
+    """The grader's warning when it could not isolate submitted code fully (``grader.sandbox``)."""
+    warning = report.sandbox.get("warning")
+    return [warning] if warning else []
 
 
 def render_json(report: Report) -> str:
@@ -79,7 +86,8 @@ def render_gradescope(report: Report) -> str:
             })
     # Students see ``output``; review flags (static scan, near copies) are for staff only and go
     # in ``extra_data``, which Gradescope stores without showing it.
-    notes = [f"problem: {p}" for p in report.problems]
+    notes = [f"problem: {p}" for p in report.problems] + [
+        f"sandbox: {w}" for w in _sandbox_warnings(report)]
     return json.dumps({
         "score": report.score,
         "execution_time": round(report.duration_s),
@@ -96,6 +104,8 @@ def render_junit(report: Report) -> str:
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for ex in report.exercises:
         suite = ET.SubElement(root, "testsuite", name=ex.id)
+        for warning in _sandbox_warnings(report):
+            ET.SubElement(ET.SubElement(suite, "properties"), "property", name="sandbox", value=warning)
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for t in ex.tests:
             case = ET.SubElement(suite, "testcase", classname=ex.id, name=t.name)
@@ -134,7 +144,8 @@ def render_markdown(report: Report) -> str:
         detail = f"`{first.name}`: {_first_line(first.message)[:120]}" if first else ""
         lines.append(f"| `{ex.id}` | {_num(ex.score)}/{_num(ex.max_score)} | {ex.status} | "
                      f"{_md_cell(detail)} |")
-    extra = [*(f"- problem: {_md_cell(p)}" for p in report.problems),
+    extra = [*(f"- **sandbox: {_md_cell(w)}**" for w in _sandbox_warnings(report)),
+             *(f"- problem: {_md_cell(p)}" for p in report.problems),
              *(f"- flag: {_md_cell(f)}" for f in report.flags)]
     if extra:
         lines += ["", *extra]

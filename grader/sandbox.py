@@ -5,14 +5,18 @@ What the child gets:
   submitted ``conftest.py``, ``pytest.ini``, ``sitecustomize.py``, ``*.pth``, symlink, or anything
   else is left behind and reported) and of the kit's test files it needs;
 - a scrubbed environment (no tokens or secrets of the grader's environment);
-- limits on CPU time, address space, file size, processes and output volume, and a wall-clock
-  limit that kills its whole process group;
-- when the grader runs as root: no network (a fresh network namespace), a read-only file system
-  but for its working directory, the kit's ``solutions/`` and any ``hide`` directories covered by
-  an empty tmpfs, and either the ``nobody`` user or no capabilities at all (see ``grader._jail``).
+- limits on CPU time, address space, file size, disk, processes and output volume, a per-test
+  time limit enforced from outside (``_supervise``: a test that outlives its own in-process limit
+  is stopped, scores 0, and the remaining tests run in a fresh child), and a wall-clock limit;
+- the jail of ``grader._jail`` at the strongest level the grader's privileges allow (``full`` as
+  root with CAP_SYS_ADMIN: its own namespaces, a file system of the system directories, the
+  interpreter and the kit's ``grader`` package only, read-only but for a size-limited tmpfs, and a
+  uid of its own). A weaker level is announced on the terminal and in every report
+  (``isolation``).
 
 Results come back as JSON lines over a pipe the grader created, each signed with a key the child's
-plugin reads from a second pipe at start-up (see ``grader.pytest_plugin``).
+plugin reads from a second pipe at start-up (see ``grader.pytest_plugin``). The child announces
+each test as it starts (``started``), which is what the outside per-test limit watches.
 """
 
 from __future__ import annotations
@@ -22,18 +26,20 @@ import hashlib
 import hmac
 import json
 import os
-import pwd
 import secrets
 import shutil
 import signal
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import catalog
+from grader import _jail, catalog
 from grader.scan import Finding, scan_tree
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
@@ -49,7 +55,8 @@ class Limits:
     test_s: float = 60.0
     memory_mb: int = 6144
     file_mb: int = 64
-    nproc: int = 128  # processes and threads beyond what the child's user already runs
+    disk_mb: int = 512  # everything the child writes, together (a tmpfs, when root)
+    nproc: int = 128  # processes and threads the child may run
     output_bytes: int = 5_000_000
     network_off: bool = True
 
@@ -61,10 +68,12 @@ class ChildRun:
     records: list[dict]
     exit_code: int | None  # None: killed by the grader
     output: str
-    killed_for: str = ""  # "time" | "output" | "report" when the grader killed it
+    killed_for: str = ""  # "time" | "output" | "report" | "test" when the grader killed it
     ignored: list[str] = field(default_factory=list)
     forged: int = 0  # records whose signature did not verify
     findings: list[Finding] = field(default_factory=list)
+    isolation: dict = field(default_factory=dict)  # ``isolation()``: the jail level, any warning
+    ran_s: float = 0.0  # from the child's start to its end
 
 
 # Children in flight: their own sessions do not get the terminal's Ctrl-C, so the grader kills
@@ -144,6 +153,8 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tu
                 shutil.copyfile(src, dest)
     for name in ("catalog.toml", "pyproject.toml", "conftest.py"):
         shutil.copyfile(catalog.KIT_ROOT / name, kit / name)
+    for sub in (*(f"rw/{name}" for name in _jail.RW_DIRS), "root"):
+        (work / sub).mkdir(parents=True)
     return impl, kit, ignored
 
 
@@ -156,15 +167,17 @@ def _base_env() -> dict[str, str]:
 
 
 def _env(work: Path, kit: Path) -> dict[str, str]:
-    return {**_base_env(), "HOME": str(work / "home"), "TMPDIR": str(work / "tmp"),
-            "HYPOTHESIS_STORAGE_DIRECTORY": str(work / "tmp" / "hypothesis"),
+    rw = work / "rw"
+    return {**_base_env(), "HOME": str(rw / "home"), "TMPDIR": str(rw / "tmp"),
+            "HYPOTHESIS_STORAGE_DIRECTORY": str(rw / "tmp" / "hypothesis"),
             "DRILLS_KIT_ROOT": str(kit), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
-    """What a fork server should import for ``exercises``: only the frameworks they use, with
-    the parts their tests import lazily (torch._dynamo alone costs seconds) and the kit's checks,
-    none of which read the catalog or start a thread."""
+    """What a fork server should import for ``exercises`` (and a fresh child before its first
+    test, so that no test pays for them): only the frameworks they use, with the parts their
+    tests import lazily (torch._dynamo alone costs seconds) and the kit's checks, none of which
+    read the catalog or start a thread."""
     frameworks = {ex.framework for ex in exercises}
     modules = ["pytest", "_hypothesis_pytestplugin", "pytest_timeout", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
@@ -175,65 +188,100 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     return tuple(modules)
 
 
-def _world_reachable(path: Path) -> bool:
-    """Whether any user can read ``path`` (every ancestor searchable by others)."""
-    path = path.resolve()
-    for node in [path, *path.parents]:
-        mode = node.stat().st_mode
-        if not mode & (0o001 if node != path or node.is_dir() else 0o004):
-            return False
-    return True
+def _revealed() -> list[str]:
+    """What the child must read besides the system directories: the interpreter, its packages
+    (every directory on the grader's ``sys.path``) and the kit's ``grader`` package, nothing
+    else of the kit (not its solutions, examples or ``.git``)."""
+    kit = str(catalog.KIT_ROOT)
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             sysconfig.get_paths()["stdlib"], *site.getsitepackages(),
+             *sys.path[1:],  # not the first: the main script's folder, or the working directory
+             os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+             str(Path(__file__).resolve().parent)}
+    found = {q for p in paths if p for q in (os.path.abspath(p), os.path.realpath(p))}
+    return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 
 
-def _drop_to() -> list[int] | None:
-    """uid/gid of ``nobody`` when root and ``nobody`` can run this interpreter and the kit."""
-    if os.geteuid() != 0:
-        return None
-    needed = [Path(sys.executable), Path(sys.base_prefix) / "lib", catalog.KIT_ROOT / "grader"]
-    if not all(_world_reachable(p) for p in needed):
-        return None
-    try:
-        entry = pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-    return [entry.pw_uid, entry.pw_gid]
+def _hidden(hide: list[Path]) -> list[str]:
+    """What the child must not read even where it lies inside what it may (see ``_jail``)."""
+    kit = catalog.KIT_ROOT
+    return [str(p) for p in [kit / "solutions", kit / "examples", kit / ".git", *hide]]
 
 
-def _chown_tree(root: Path, ids: list[int]) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            os.chown(os.path.join(dirpath, name), *ids)
-    os.chown(root, *ids)
+def _policy(limits: Limits, hide: list[Path]) -> dict:
+    """The jail (``grader._jail``) for a child graded under ``limits``, its work directory aside."""
+    return {"cpu_s": int(limits.wall_s * 2) + 10, "memory_mb": limits.memory_mb,
+            "file_mb": limits.file_mb, "disk_mb": limits.disk_mb, "nproc": limits.nproc,
+            "network_off": limits.network_off, "reveal": _revealed(), "hide": _hidden(hide)}
+
+
+ISOLATION_WARNINGS = {
+    "container": "WEAK SANDBOX: the grader runs as root without CAP_SYS_ADMIN (a default "
+                 "container), so submitted code shares the network, file system view, IPC and "
+                 "process table of the grader; it runs as an unprivileged uid of its own {uid_note}. "
+                 "Run the container with --cap-add SYS_ADMIN (or --privileged) for full isolation.",
+    "none": "NO SANDBOX: the grader does not run as root, so submitted code runs as the grader's "
+            "own user with resource limits only: it can read the reference solutions, write the "
+            "kit and reach the network. Grade untrusted code as root in a container.",
+}
+
+
+def isolation(reveal: list[str] | None = None) -> dict:
+    """The jail level this grader gives (``grader._jail.level``) and, when weaker than
+    ``full``, a warning to show on the terminal and in every report."""
+    level = _jail.level()
+    facts = {"level": level}
+    if level != "full":
+        reachable = all(_jail.world_reachable(p) for p in (reveal or _revealed()))
+        uid_note = ("that cannot read the reference solutions or write the kit" if reachable else
+                    "only if it could read the interpreter, which it cannot here (it lives "
+                    "under a private directory such as /root), so it runs as root without "
+                    "capabilities and CAN write the kit; install Python where every user can "
+                    "read it")
+        facts["warning"] = ISOLATION_WARNINGS[level].format(uid_note=uid_note)
+    return facts
+
+
+_warned: set[str] = set()
+
+
+def _announce(facts: dict) -> None:
+    warning = facts.get("warning")
+    if warning and warning not in _warned:
+        _warned.add(warning)
+        print(f"grader: {warning}", file=sys.stderr)
+
+
+OUTSIDE_GRACE_S = 10.0  # a test's setup (the submission's import), teardown and canaries
+MAX_RESTARTS = 2  # fresh children after tests that overran: then the rest are not run
+
+
+def outside_limit(test_s: float) -> float:
+    """How long the grader lets a test run (setup to report) before it stops the child itself;
+    0: no limit. Generous: the child's own limit (``grader._timelimit``) normally ends it first."""
+    return test_s + OUTSIDE_GRACE_S if test_s else 0.0
 
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
               hide: list[Path] = (), fork: bool = False) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
 
+    A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
+    the tests after it run in a fresh child (at most ``MAX_RESTARTS`` times).
     ``fork``: fork the child from a shared fork server that has already imported the frameworks
     (``grader._forkserver``) instead of starting a fresh interpreter.
     """
+    policy = _policy(limits, list(hide))
+    level = isolation(policy["reveal"])
+    _announce(level)
+    if level["level"] == "container":
+        _jail.restrict_for_container(policy["hide"])
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work)
         findings = scan_tree(impl)
-        for sub in ("home", "tmp", "cwd"):
-            (work / sub).mkdir()
-        drop = _drop_to()
-        if drop:
-            _chown_tree(work, drop)
-            os.chmod(work, 0o700)
         files = [str(kit / p.relative_to(catalog.KIT_ROOT)) for ex in exercises
                  for p in (ex.public_tests, ex.hidden_tests) if p.is_file()]
-        key = secrets.token_bytes(32)
-        report_r, report_w = os.pipe()
-        key_r, key_w = os.pipe()
-        os.write(key_w, key.hex().encode())
-        os.close(key_w)
-        jail = {"cpu_s": int(limits.wall_s * 2) + 10, "memory_mb": limits.memory_mb,
-                "file_mb": limits.file_mb, "nproc": limits.nproc, "drop_to": drop,
-                "network_off": limits.network_off, "workdir": str(work),
-                "hide": [str(p) for p in [catalog.KIT_ROOT / "solutions", *hide]]}
         # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
         # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
         # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
@@ -244,43 +292,88 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                 "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
                 "-c", str(kit / "pyproject.toml"), "--impl-root", str(impl), "--grading",
                 "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                "--test-timeout", str(limits.test_s), *files]
-        env, cwd = _env(work, kit), work / "cwd"
-        if fork:
-            from grader import _forkserver
-
-            server = _forkserver.server_for(preload_modules(exercises), _base_env())
-
-            def start():
-                return server.spawn(args, env, cwd, jail, report_w, key_r)
-        else:
-            cmd = [sys.executable, "-m", "grader._jail", json.dumps(jail), "--",
-                   sys.executable, "-m", "pytest",
-                   *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
-
-            def start():
-                return subprocess.Popen(
-                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                    env=env, cwd=cwd, pass_fds=(report_w, key_r), start_new_session=True)
-        run = _supervise(start, (report_w, key_r), report_r, key, limits)
-        run.ignored, run.findings = ignored, findings
+                "--test-timeout", str(limits.test_s),
+                *(f"--warm-import={m}" for m in preload_modules(exercises)), *files]
+        env = _env(work, kit)
+        runs: list[ChildRun] = []
+        left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
+        done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+        while True:
+            run = _run_child([*args, *(f"--deselect={n}" for n in done)], env, work, policy,
+                             limits, left, exercises if fork else None)
+            runs.append(run)
+            left -= run.ran_s
+            done += [r["nodeid"] for r in run.records if r.get("event") == "result"]
+            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
+                break
+        run = _merge(runs)
+        run.ignored, run.findings, run.isolation = ignored, findings, level
         return run
 
 
+def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, limits: Limits,
+               wall_s: float, fork_for: list[catalog.Exercise] | None) -> ChildRun:
+    """One grading child: started fresh, or forked from the fork server for ``fork_for``."""
+    key = secrets.token_bytes(32)
+    report_r, report_w = os.pipe()
+    key_r, key_w = os.pipe()
+    os.write(key_w, key.hex().encode())
+    os.close(key_w)
+    if fork_for is not None:
+        from grader import _forkserver
+
+        server = _forkserver.server_for(preload_modules(fork_for), _base_env(), policy)
+
+        def start():
+            return server.spawn(args, env, work, report_w, key_r)
+    else:
+        cmd = [sys.executable, "-m", "grader._jail", json.dumps({**policy, "workdir": str(work)}),
+               "--", sys.executable, "-m", "pytest",
+               *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
+
+        def start():
+            return subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                env=env, cwd=work / "rw" / "cwd", pass_fds=(report_w, key_r), start_new_session=True)
+    run = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
+    facts = next((r for r in run.records if r.get("event") == "sandbox"), {})
+    if isinstance(facts.get("uid"), int):
+        _jail.release(facts["uid"])
+    return run
+
+
+def _merge(runs: list[ChildRun]) -> ChildRun:
+    """One run out of a child and the fresh ones started after tests it overran: every record
+    once (collection and sandbox facts from the first), the last child's ending."""
+    first, last = runs[0], runs[-1]
+    records = [r for r in first.records if r.get("event") in ("collected", "sandbox")]
+    for run in runs:
+        records += [r for r in run.records if r.get("event") not in ("collected", "sandbox", "finished")]
+    records += [r for r in last.records if r.get("event") == "finished"]
+    output = "\n[a fresh child after a test overran]\n".join(r.output for r in runs)
+    return ChildRun(records, last.exit_code, output, last.killed_for,
+                    forged=sum(r.forged for r in runs), ran_s=sum(r.ran_s for r in runs))
+
+
 def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
-               limits: Limits) -> ChildRun:
+               limits: Limits, wall_s: float) -> ChildRun:
     """Start the child (``start()`` returns a ``Popen``-like object), read its output and
-    records, and kill its process group at the wall-clock limit."""
+    records, and kill its process group after ``wall_s`` seconds or when a test runs past
+    ``outside_limit`` (it then gets a failed result saying so)."""
     records: list[dict] = []
     forged = 0
     head, tail = bytearray(), bytearray()
     killed_for = ""
+    # The test now running (from its "started" record to its result) and when the last record came.
+    running: dict = {"nodeid": None, "since": None, "watch": False}
     try:
         proc = start()
     finally:
         for fd in pass_fds:
             os.close(fd)
     _RUNNING.add(proc)
+    started = time.monotonic()
+    deadline = started + wall_s
 
     def kill(reason: str) -> None:
         nonlocal killed_for
@@ -313,29 +406,59 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
                 record = verify_record(key, line.decode("utf-8", "replace"))
                 if record is None:
                     forged += 1
-                else:
-                    records.append(record)
+                    continue
+                records.append(record)
+                event = record.get("event")
+                running["since"] = time.monotonic()
+                if event == "started":
+                    running["nodeid"], running["watch"] = record.get("nodeid"), True
+                elif event == "result" and record.get("nodeid") == running["nodeid"]:
+                    running["nodeid"] = None
+                elif event == "finished":
+                    running["watch"] = False
 
     readers = [threading.Thread(target=f, daemon=True) for f in (read_output, read_records)]
     for t in readers:
         t.start()
-    code: int | None
-    try:
-        code = proc.wait(timeout=limits.wall_s)
-    except subprocess.TimeoutExpired:
-        kill("time")
-        proc.wait()
-        code = None
-    except ConnectionError:  # the fork server died: the child went with it
-        kill("")
-        code = None
+    per_test = outside_limit(limits.test_s)
+    overran = None
+    code: int | None = None
+    while True:
+        try:
+            code = proc.wait(timeout=0.25)
+            break
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if now >= deadline:
+                kill("time")
+            elif per_test and running["watch"] and now - running["since"] > per_test:
+                overran = running["nodeid"]
+                kill("test")
+            else:
+                continue
+            proc.wait()
+            code = None
+            break
+        except ConnectionError:  # the fork server died: the child went with it
+            kill("")
+            code = None
+            break
     kill("")  # grandchildren may linger and hold the pipes open
     for t in readers:
         t.join(timeout=10)
     _RUNNING.discard(proc)
     if killed_for:
         code = None
+    if overran:
+        exercise = next((r.get("exercise") for r in records
+                         if r.get("event") == "collected" and r.get("nodeid") == overran), None)
+        records.append({"event": "result", "nodeid": overran, "exercise": exercise,
+                        "status": "failed", "not_started": False, "duration": per_test,
+                        "message": f"Timeout: the test ran longer than {limits.test_s:g} s and "
+                                   f"was stopped by the grader after {per_test:g} s (it outlived "
+                                   "or cancelled its own time limit)"})
     output = head.decode("utf-8", "replace")
     if len(tail) and not bytes(head).endswith(bytes(tail[-64:])):
         output += "\n[...]\n" + tail.decode("utf-8", "replace")
-    return ChildRun(records, code, output, killed_for, forged=forged)
+    return ChildRun(records, code, output, killed_for, forged=forged,
+                    ran_s=time.monotonic() - started)

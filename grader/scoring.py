@@ -91,6 +91,7 @@ _KILLED = {
     "time": "the test run was stopped at the wall-clock limit of {wall:g} s",
     "output": "the test run was stopped for flooding its output (over {out} bytes)",
     "report": "the test run was stopped for flooding the grader's report channel",
+    "test": "the test run was stopped after tests ran past their time limit again and again",
 }
 
 
@@ -169,7 +170,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
         problems.append("last output of the test run:\n"
                         + _redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
     sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
-    sandbox = {k: v for k, v in sandbox.items() if k != "event"}
+    sandbox = {**run.isolation, **{k: v for k, v in sandbox.items() if k != "event"}}
     flags = [str(f) for f in run.findings]
     test_time = sum(r.get("duration", 0.0) for r in run.records if r.get("event") == "result")
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),

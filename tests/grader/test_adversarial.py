@@ -1,8 +1,11 @@
 """A batch of hostile submissions beside honest ones: each hostile one scores 0 or is flagged,
-the grader survives, the honest ones keep full marks, and bad inputs are reported.
+the grader survives, the honest ones keep full marks, and bad inputs are reported. The ones that
+attack the sandbox itself (``OS_LEVEL``) are also graded one by one in fresh interpreters, as
+``grader score`` does.
 
 Every hostile module falls back to raising NotImplementedError (or wrong output) when its trick
-fails, so "scores 0" means the trick did not work.
+fails, so "scores 0" means the trick did not work; one that got out says so in a failure message
+starting with "ESCAPED", which no result may contain.
 """
 
 from __future__ import annotations
@@ -10,27 +13,34 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import shutil
+import site
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import _jail, catalog
 from grader.batch import run_batch
 from grader.sandbox import Limits
+from grader.scoring import score_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 CORPUS = Path(__file__).with_name("adversarial")
 SECRET = "s3cr3t-grader-token-4711"
 FLAGGED_ONLY = {"frame_walk_cheat": "_getframe"}  # may score, but must be flagged for review
 # The reason each one is given, found among the run's problems or its tests' messages. Output
-# goes to pytest's capture file, which the file-size limit stops (or, outside it, the pipe cap).
+# goes to pytest's capture file, which the file-size or disk limit stops (or, outside it, the pipe cap).
 EXPECTED_PROBLEM = {
     "forge_result_records": "forged record",
-    "output_flood": ("flooding its output", "File too large"),
+    "output_flood": ("flooding its output", "File too large", "No space left"),
     "patch_check_library": "tampering detected",
     "patch_test_globals": "tampering detected",
     "patch_torch_compare": "tampering detected",
@@ -38,7 +48,15 @@ EXPECTED_PROBLEM = {
     "register_pytest_plugin": "tampering detected",
     "patch_test_report": "tampering detected",
     "exit_at_import": "ended early",
+    "cancel_time_limit": "stopped by the grader",
+    "hang_in_c": "stopped by the grader",
+    "stack_overflow": "ended early",
 }
+OS_LEVEL = ["cancel_time_limit", "disk_fill", "forkserver_escape", "hang_in_c",
+            "outlive_the_grader", "privileges_and_threads", "read_kit_and_neighbours",
+            "shared_state_and_host_knobs", "stack_overflow"]
+SHM_KEY = 0x0D11115  # shared_state_and_host_knobs.KEY
+LIMITS = Limits(wall_s=120, test_s=3, nproc=64, disk_mb=48)
 
 pytestmark = pytest.mark.timeout(1200)
 
@@ -72,15 +90,47 @@ class _Listener:
         self.sock.close()
 
 
+def _hostile(module: Path, port: int, folder: Path, out: Path) -> str:
+    """The module's text with the test's own port and folders written in."""
+    return (module.read_text().replace("_port = 9  # PORT", f"_port = {port}  # PORT")
+            .replace('_out = "/nonexistent"  # OUT', f'_out = "{out}"  # OUT')
+            .replace('_batch = "/nonexistent"  # BATCH', f'_batch = "{folder}"  # BATCH'))
+
+
+def _host_state() -> dict:
+    """What a submission could leave behind on the host."""
+    try:
+        shm = Path("/proc/sysvipc/shm").read_text()
+    except OSError:
+        shm = ""
+    keys = {int(line.split()[0]) for line in shm.splitlines()[1:] if line.split()}
+    return {"shm": SHM_KEY in keys, "hostname": socket.gethostname(),
+            "markers": [p for p in ("/dev/drills-marker", "/dev/shm/drills-marker", "/tmp/drills-pwned")
+                        if os.path.exists(p)],
+            "jailed_processes": _jailed_processes()}
+
+
+def _jailed_processes() -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid >= _jail.UID_BASE:
+                found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class")
+    out = tmp_path_factory.mktemp("results")
     listener = _Listener()
+    before_host = _host_state()
     for module in sorted(CORPUS.glob("*.py")):
         target = folder / module.stem / EX.relpath
         target.parent.mkdir(parents=True)
-        text = module.read_text().replace("_port = 9  # PORT", f"_port = {listener.port}  # PORT")
-        target.write_text(text)
+        target.write_text(_hostile(module, listener.port, folder, out))
     honest = folder / "honest" / EX.relpath
     honest.parent.mkdir(parents=True)
     shutil.copyfile(EX.reference, honest)
@@ -91,19 +141,41 @@ def batch(tmp_path_factory):
     (folder / "stray.txt").write_text("a file where a submission folder is expected")
     kit_file = catalog.KIT_ROOT / "grader" / "checks" / "_compare.py"
     before = hashlib.sha256(kit_file.read_bytes()).hexdigest()
-    out = tmp_path_factory.mktemp("results")
     mp = pytest.MonkeyPatch()
     mp.setenv("DRILLS_FAKE_SECRET", SECRET)
     try:
-        gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2,
-                              limits=Limits(wall_s=120, test_s=3, nproc=64), log=lambda m: None)
+        gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2, limits=LIMITS,
+                              log=lambda m: None)
     finally:
         mp.undo()
         listener.close()
     results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
     return {"folder": folder, "out": out, "results": results, "gradebook": gradebook,
             "kit_unchanged": hashlib.sha256(kit_file.read_bytes()).hexdigest() == before,
-            "received": listener.received}
+            "received": listener.received, "host_before": before_host, "host_after": _host_state()}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """The OS-level corpus graded one submission at a time in fresh interpreters, two at once."""
+    folder = tmp_path_factory.mktemp("scored")
+    out = tmp_path_factory.mktemp("scored-out")
+    before_host = _host_state()
+    roots = {}
+    for name in OS_LEVEL:
+        target = folder / name / EX.relpath
+        target.parent.mkdir(parents=True)
+        target.write_text(_hostile(CORPUS / f"{name}.py", 9, folder, out))
+        roots[name] = folder / name
+    with ThreadPoolExecutor(2) as pool:
+        reports = dict(zip(roots, pool.map(
+            lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder]).to_dict(),
+            roots.values())))
+    return {"results": reports, "host_before": before_host, "host_after": _host_state()}
+
+
+def _escapes(result: dict) -> list[str]:
+    return [t["message"] for ex in result["exercises"] for t in ex["tests"] if "ESCAPED" in t["message"]]
 
 
 def test_honest_submissions_keep_full_marks(batch):
@@ -126,6 +198,24 @@ def test_each_hostile_submission_scores_zero_or_is_flagged(batch, name):
                    for r in reasons), result["problems"]
 
 
+@pytest.mark.parametrize("name", OS_LEVEL)
+def test_each_sandbox_attack_scores_zero_in_a_fresh_interpreter(scored, name):
+    result = scored["results"][name]
+    assert result["score"] == 0, f"{name} scored {result['score']}: {result['problems']}"
+    assert not _escapes(result), _escapes(result)
+    if name in EXPECTED_PROBLEM:
+        reasons = result["problems"] + [t["message"] for ex in result["exercises"] for t in ex["tests"]]
+        assert any(EXPECTED_PROBLEM[name] in r for r in reasons), result["problems"]
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_nothing_is_left_on_the_host(request, mode):
+    run = request.getfixturevalue(mode)
+    assert run["host_after"] == run["host_before"]
+    assert not any(_escapes(result) for result in run["results"].values()), \
+        {name: _escapes(result) for name, result in run["results"].items() if _escapes(result)}
+
+
 def test_nothing_escaped_the_sandbox(batch):
     assert batch["kit_unchanged"], "a submission modified the kit's own files"
     assert not Path("/tmp/drills-pwned").exists() and not Path("/work/drills-pwned").exists()
@@ -138,6 +228,7 @@ def test_nothing_escaped_the_sandbox(batch):
 def test_sandbox_facts_are_reported(batch):
     facts = batch["results"]["honest"]["sandbox"]
     assert facts["network_isolated"] and facts["solutions_hidden"] and not facts["kit_writable"]
+    assert facts["uid"] >= _jail.UID_BASE and not facts["capabilities"]
 
 
 def test_bad_inputs_get_a_clear_message_and_the_batch_goes_on(batch):
@@ -158,8 +249,96 @@ def test_gradebook_has_a_row_per_submission_and_a_column_per_exercise(batch):
 def test_rerun_skips_done_work_and_regrades_what_is_missing(batch):
     (batch["out"] / "results" / "honest.json").unlink()
     messages: list[str] = []
-    run_batch(batch["folder"], batch["out"], exercise_ids=[EX.id], jobs=1,
-              limits=Limits(wall_s=120, test_s=3), log=messages.append)
+    run_batch(batch["folder"], batch["out"], exercise_ids=[EX.id], jobs=1, limits=LIMITS,
+              log=messages.append)
     assert any("already graded" in m for m in messages)
     result = json.loads((batch["out"] / "results" / "honest.json").read_text())
     assert result["score"] == result["max_score"] > 0
+
+
+@pytest.fixture
+def readable_interpreter():
+    """This interpreter if every user can read it, else a venv (where every user can read it) of
+    the system's Python of the same version that loads this one's packages, as a container image
+    usually has; None if neither."""
+    if all(_jail.world_reachable(p) for p in (sys.prefix, sys.base_prefix)):
+        yield sys.executable
+        return
+    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
+    if system is None:
+        yield None
+        return
+    venv = Path(tempfile.mkdtemp(prefix="drills-test-venv-"))
+    try:
+        venv.chmod(0o755)
+        subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (next(venv.glob("lib/python*/site-packages")) / "drills_kit.pth").write_text(
+            "".join(f"import site; site.addsitedir({p!r})\n" for p in site.getsitepackages()))
+        yield str(venv / "bin" / "python")
+    finally:
+        shutil.rmtree(venv)
+
+
+CONTAINER_BATCH = """
+import json, sys
+from pathlib import Path
+from grader import catalog, formats
+from grader.batch import run_batch
+from grader.sandbox import Limits
+from grader.scoring import score_submission
+folder, out = Path(sys.argv[1]), Path(sys.argv[2])
+run_batch(folder, out, exercise_ids=[sys.argv[3]], jobs=2, limits=Limits(wall_s=120, test_s=3, nproc=64),
+          log=lambda m: None)
+report = score_submission(folder / "honest", [sys.argv[3]])
+print(json.dumps({"table": formats.render(report, "table"), "markdown": formats.render(report, "markdown"),
+                  "junit": formats.render(report, "junit"), "gradescope": formats.render(report, "gradescope")}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("capsh"), reason="needs root and capsh")
+def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_what_it_can(
+        tmp_path, readable_interpreter):
+    """Root without CAP_SYS_ADMIN, as in a default Docker container (Gradescope): no namespaces,
+    so the grader warns in every report, and runs submitted code as a uid of its own that can
+    neither read the reference solutions nor write the kit."""
+    python = readable_interpreter
+    if python is None:
+        pytest.skip("no interpreter that an unprivileged user can read")
+    folder, out = tmp_path / "class", tmp_path / "out"
+    # Not write_outside_sandbox: at this level /tmp is shared, and its marker there is what
+    # every other run of this suite checks for.
+    for name in ("read_kit_and_neighbours", "privileges_and_threads", "read_reference_from_disk"):
+        target = folder / name / EX.relpath
+        target.parent.mkdir(parents=True)
+        target.write_text(_hostile(CORPUS / f"{name}.py", 9, folder, out))
+    (folder / "honest" / EX.relpath).parent.mkdir(parents=True)
+    shutil.copyfile(EX.reference, folder / "honest" / EX.relpath)
+    kit_file = catalog.KIT_ROOT / "grader" / "checks" / "_compare.py"
+    before = kit_file.read_bytes()
+    restricted = [catalog.KIT_ROOT / "solutions", catalog.KIT_ROOT / "examples"]
+    modes = {p: p.stat().st_mode for p in restricted if p.exists()}
+    script = tmp_path / "grade.py"
+    script.write_text(CONTAINER_BATCH)
+    try:
+        done = subprocess.run(["capsh", "--drop=cap_sys_admin", "--", "-c",
+                               f"exec {python} {script} {folder} {out} {EX.id}"],
+                              cwd=catalog.KIT_ROOT, capture_output=True, text=True, timeout=900)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+        after = kit_file.read_bytes()
+        kit_file.write_bytes(before)  # never leave a rewritten kit behind, whatever happened
+    assert after == before, "a submission rewrote the kit"
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WEAK SANDBOX" in done.stderr  # on the terminal
+    rendered = json.loads(done.stdout.splitlines()[-1])
+    assert all("WEAK SANDBOX" in text for text in rendered.values()), rendered
+    results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+    assert results["honest"]["score"] == results["honest"]["max_score"] > 0
+    assert results["honest"]["sandbox"]["level"] == "container"
+    assert results["honest"]["sandbox"]["uid"] >= _jail.UID_BASE
+    assert not results["honest"]["sandbox"]["kit_writable"]
+    for name, result in results.items():
+        if name != "honest":
+            assert result["score"] == 0 and not _escapes(result), (name, result["problems"], _escapes(result))
+    assert not _jailed_processes()

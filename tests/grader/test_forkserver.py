@@ -1,14 +1,16 @@
 """The fork server: children forked from it grade exactly like fresh interpreters, in the same
-jail, and one that hangs or dies does not take the server (or the next submission) with it."""
+jail, and one that hangs or dies does not take the server (or the next submission) with it. It
+serves the grader alone, and its jail is its own."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from grader import _forkserver, catalog
-from grader.sandbox import Limits, preload_modules
+from grader.sandbox import Limits, outside_limit, preload_modules
 from grader.scoring import score_submission
 from tests.helpers import make_submission
 
@@ -40,7 +42,8 @@ def test_forked_and_fresh_children_grade_alike():
         fresh = score_submission(root, [BROADCASTING.id])
         forked = score_submission(root, [BROADCASTING.id], fork=True)
         assert _summary(forked) == _summary(fresh)
-        assert forked.sandbox == fresh.sandbox
+        # Every child runs as a uid of its own: the same facts otherwise.
+        assert {**forked.sandbox, "uid": 0} == {**fresh.sandbox, "uid": 0}
         assert forked.problems == fresh.problems == []
 
 
@@ -50,8 +53,7 @@ def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
                               limits=Limits(wall_s=60, test_s=3))
     timed_out = [t for t in report.exercises[0].tests if "Timeout" in t.message]
     assert timed_out and report.exercises[0].score < report.exercises[0].max_score
-    server = _forkserver.server_for(preload_modules([BROADCASTING]), {})
-    assert server.alive()
+    assert _forkserver._servers and all(s.alive() for s in _forkserver._servers.values())
     again = score_submission(catalog.KIT_ROOT / "solutions", [BROADCASTING.id], fork=True)
     assert again.score == again.max_score > 0
 
@@ -73,7 +75,61 @@ def test_the_server_preloads_only_the_frameworks_in_use():
 
 
 def test_the_server_exits_when_the_grader_goes_away():
-    server = _forkserver.ForkServer(("json",), dict(os.environ))
+    server = _forkserver.ForkServer(("json",), dict(os.environ), {})
     server._proc.stdin.close()  # what the grader's death does to the pipe
     assert server._proc.wait(timeout=10) == 0
     server.close()
+
+
+def test_the_server_has_no_socket_file_and_refuses_a_work_directory_it_did_not_stage(tmp_path):
+    server = _forkserver.ForkServer(("json",), dict(os.environ), {})
+    try:
+        fds = f"/proc/{server._proc.pid}/fd"
+        inodes = {os.readlink(f"{fds}/{fd}")[8:-1] for fd in os.listdir(fds)
+                  if os.readlink(f"{fds}/{fd}").startswith("socket:[")}
+        table = [line.split() for line in Path("/proc/net/unix").read_text().splitlines()[1:]]
+        named = [row[7] for row in table if len(row) > 7 and row[6] in inodes]
+        assert inodes and not named, named  # a socket pair: nothing anyone could connect to
+        for workdir in (Path("/"), tmp_path):
+            report_r, report_w = os.pipe()
+            key_r, key_w = os.pipe()
+            with pytest.raises(ConnectionError):
+                server.spawn(["--version"], {}, workdir, report_w, key_r)
+            for fd in (report_r, report_w, key_r, key_w):
+                os.close(fd)
+        assert server.alive()
+    finally:
+        server.close()
+
+
+MISSES_ITS_LIMIT_ON_META = """
+import signal
+from torch import Tensor
+
+
+def pairwise_sq_dists(a: Tensor, b: Tensor) -> Tensor:
+    if a.device.type == "meta":  # only test_pairwise_stays_on_device[meta] goes here
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        while True:
+            pass
+    if a.dim() < 2 or b.dim() < 2:
+        raise ValueError("a and b must have shape (..., N, D) and (..., M, D)")
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"b has {b.shape[-1]} features per row but a has {a.shape[-1]}")
+    a_sq = (a * a).sum(-1).unsqueeze(-1)
+    b_sq = (b * b).sum(-1).unsqueeze(-2)
+    return (a_sq - 2 * a @ b.transpose(-1, -2) + b_sq).clamp_min(0)
+"""
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_a_test_that_cancels_its_limit_is_stopped_from_outside_and_the_rest_still_count(tmp_path, fork):
+    reference = (catalog.KIT_ROOT / "solutions" / BROADCASTING.relpath).read_text()
+    affine = reference[reference.index("def batched_affine"):]
+    submission = make_submission(tmp_path / "sub", {BROADCASTING: MISSES_ITS_LIMIT_ON_META + "\n\n" + affine})
+    report = score_submission(submission, [BROADCASTING.id], fork=fork, limits=Limits(wall_s=300, test_s=3))
+    tests = {t.name: t for t in report.exercises[0].tests if t.status != "not_run"}
+    stopped = [t for t in tests.values() if t.status != "passed"]
+    assert [t.name for t in stopped] == [n for n in tests if "stays_on_device[meta]" in n and "pairwise" in n]
+    assert f"stopped by the grader after {outside_limit(3):g} s" in stopped[0].message
+    assert report.score == report.max_score - stopped[0].max_score
