@@ -1,12 +1,14 @@
 """Hidden tests for pytorch.tensors.broadcasting (the catalog's contract checks)."""
 
+import re
+
 import pytest
 import torch
 from hypothesis import given, strategies as st
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            broadcastable_batch_shapes, check_gradients, count_aten_ops,
-                           device_params, tensors)
+                           device_params)
 
 
 def brute_force_sq_dists(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -97,8 +99,12 @@ def test_pairwise_stays_on_device(impl, device):
                                               ((2, 3, 4), (2, 5, 3))],
                          ids=["D-4-vs-2", "M-equals-D", "D-of-1-would-broadcast", "batched"])
 def test_pairwise_rejects_feature_mismatch(impl, a_shape, b_shape):
-    assert_raises_naming(ValueError, "b", impl.pairwise_sq_dists, torch.randn(*a_shape),
-                         torch.randn(*b_shape))
+    exc = assert_raises_naming(ValueError, "b", impl.pairwise_sq_dists, torch.randn(*a_shape),
+                               torch.randn(*b_shape))
+    # "b" is one letter: it must stand as a word, not hide inside "between" or "must be".
+    assert re.search(r"(?<![A-Za-z0-9_])b(?![A-Za-z0-9_])", str(exc)), (
+        f"pairwise_sq_dists(a{a_shape}, b{b_shape}) raised ValueError as expected, but its "
+        f"message should name the argument 'b': {exc!s:.200}")
 
 
 @given(lead=st.lists(st.integers(1, 4), max_size=3), i=sizes, o=sizes,
