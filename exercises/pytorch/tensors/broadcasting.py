@@ -23,9 +23,12 @@ Contract
   everywhere (including where two rows coincide).
 - ``x`` has shape ``(..., I)``, ``weight`` ``(O, I)``, ``bias`` ``(O,)``; result ``(..., O)``.
 - Outputs are on the inputs' device with the inputs' dtype; both functions work on ``meta``.
+- Both functions are differentiable in every input, with the gradients of the formulas above.
 - No Python loop over rows: the work done must not grow with ``N`` or ``M`` in Python.
-- A ``D`` (or ``I``) mismatch raises ``ValueError`` naming the argument (``b``, ``weight``,
-  ``bias``).
+- A ``D`` (or ``I``) mismatch raises ``ValueError`` naming the argument: ``b`` when its last
+  dimension is not ``a``'s ``D``, ``weight`` when its second dimension is not ``x``'s ``I``,
+  ``bias`` when its length is not ``weight``'s ``O``. Sizes that would broadcast (a ``D`` of 1,
+  a ``bias`` of length 1) are mismatches too.
 
 Hints
 -----

@@ -32,7 +32,8 @@ Contract
   ``dtype`` is float64, and in at least float32 for float32, float16 and bfloat16 (computing
   positions in bfloat16 would round ``p`` itself once ``p > 256``, and the angles far earlier).
 - ``seq_len`` is an int >= 0 (0 gives shape ``(0, dim)``); ``dim`` a positive even int.
-  Otherwise ``ValueError`` naming the argument (``seq_len`` or ``dim``); a non-floating ``dtype``
+  Otherwise (a float such as ``4.0`` included) ``ValueError`` naming the argument (``seq_len`` or
+  ``dim``); a non-floating ``dtype``
   (e.g. ``torch.int64``) -> ``ValueError`` naming ``dtype``.
 
 ``coordinate_grid``
@@ -42,8 +43,10 @@ Contract
   (last pixel centre): ``x_j = -1 + 2 * j / (w - 1)``. A side of length 1 has its single
   coordinate at 0, the centre. This is exactly what
   ``F.affine_grid(identity, (1, 1, h, w), align_corners=True)[0]`` returns.
-- dtype float32, on ``device`` (None means CPU; ``meta`` must work).
-- ``h`` and ``w`` are ints >= 1, otherwise ``ValueError`` naming the argument (``h`` or ``w``).
+- dtype float32, also when ``torch.set_default_dtype`` has changed the default floating dtype;
+  on ``device`` (None means CPU; ``meta`` must work).
+- ``h`` and ``w`` are ints >= 1, otherwise (a float such as ``2.0`` included) ``ValueError``
+  naming the argument (``h`` or ``w``).
 
 Hints
 -----

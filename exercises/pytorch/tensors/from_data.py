@@ -32,6 +32,9 @@ Dtype, when ``dtype`` is None:
 - Python ``bool`` -> ``torch.bool``, ``int`` -> ``torch.int64``, ``float`` -> ``torch.float32``.
   Mixed kinds promote to the widest, ``bool < int < float``: ``[True, 2]`` -> int64,
   ``[1, 2.5]`` -> float32. A sequence with no scalars at all (``[]``, ``[[], []]``) -> float32.
+  These dtypes are fixed: they stay the same when ``torch.set_default_dtype`` has changed the
+  default floating dtype (``torch.tensor([1.5])`` follows that default; ``to_tensor`` does not).
+  Float values include ``nan`` and ``inf``, which stay ``nan`` and ``inf``.
 - NumPy arrays and NumPy scalars keep their dtype (``int32`` stays ``int32``, ``float64`` stays
   ``float64``, ``bool`` stays ``bool``, ...).
 
@@ -40,8 +43,9 @@ source: ``to_tensor([0.1], dtype=torch.float64)`` holds the float64 nearest 0.1,
 rounding of it. When ``device`` is given (a string or ``torch.device``, ``"meta"`` included) the
 result is created on that device, otherwise on the CPU.
 
-Always a copy: the result never shares memory with ``data``. Writing to the source afterwards does
-not change the tensor, and writing to the tensor does not change the source.
+Always a copy: the result never shares memory with ``data``, with or without ``dtype=`` and
+``device=`` (also when they match the source's own dtype and device). Writing to the source
+afterwards does not change the tensor, and writing to the tensor does not change the source.
 
 Errors:
 
@@ -54,8 +58,8 @@ Errors:
 - Anything else (a string, ``None``, a dict, such a thing inside a list, ...) -> ``TypeError``
   whose message names ``data``.
 
-Lists that contain NumPy arrays or tensors, complex numbers, and ``torch.Tensor`` as ``data`` are
-outside this exercise (not tested).
+Lists that contain NumPy arrays or tensors, complex numbers (Python ``complex`` and complex NumPy
+arrays alike), and ``torch.Tensor`` as ``data`` are outside this exercise (not tested).
 
 Hints
 -----

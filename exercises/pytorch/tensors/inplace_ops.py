@@ -23,15 +23,18 @@ Your task
 Contract
 --------
 - ``decay`` is a Python float (or int) in ``[0, 1]``: the weight of the *old* average. The result
-  is ``decay * avg + (1 - decay) * new``. A ``decay`` outside ``[0, 1]`` raises ``ValueError``
-  naming ``decay`` (both functions).
+  is ``decay * avg + (1 - decay) * new``. Both ends are allowed: ``decay=0`` gives ``new`` and
+  ``decay=1`` gives ``avg``. A ``decay`` outside ``[0, 1]`` (NaN and infinities included) raises
+  ``ValueError`` naming ``decay`` (both functions).
 - ``ema``: ``avg`` and ``new`` have the same shape, dtype and device; the result has them too. A
-  shape mismatch raises ``ValueError`` naming ``new``. It returns a new tensor and never modifies
-  its inputs (their values and version counters are unchanged). It is differentiable with respect
-  to ``avg`` and ``new`` like any out-of-place expression. Works on any device, ``meta`` included.
+  shape mismatch raises ``ValueError`` naming ``new``, also when the shapes would broadcast or
+  hold the same number of elements. It returns a new tensor and never modifies its inputs (their
+  values and version counters are unchanged). It is differentiable with respect to ``avg`` and
+  ``new`` like any out-of-place expression. Works on any device, ``meta`` included.
 - ``ema_update_``: ``avg_params`` and ``params`` are iterables of tensors (lists, tuples or
   generators such as ``module.parameters()``) paired in order. Different lengths, or a pair with
-  different shapes, raise ``ValueError`` naming ``params``. Returns ``None``. For each pair:
+  different shapes (even of the same number of elements), raise ``ValueError`` naming
+  ``params``. Returns ``None``. For each pair:
 
   * the ``avg`` tensor object itself is updated, in the memory it already owns (same Python object,
     same storage), by real in-place operations that autograd's version counter sees

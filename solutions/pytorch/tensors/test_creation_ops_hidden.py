@@ -30,7 +30,7 @@ def reference_positions(seq_len: int, dim: int, base: float) -> torch.Tensor:
 
 def reference_grid(h: int, w: int) -> torch.Tensor:
     """``F.affine_grid`` of the identity transform with align_corners=True."""
-    theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=torch.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # affine_grid warns about unit-size grids; we want them
         return F.affine_grid(theta, [1, 1, h, w], align_corners=True)[0]
@@ -88,8 +88,8 @@ def test_sinusoidal_low_precision_dtypes_are_accurate(impl, dtype, atol):
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16],
-                         ids=["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+                         ids=["float32", "float64", "float16", "bfloat16"])
 def test_sinusoidal_dtype_and_device(impl, device, dtype):
     for dev in (device, torch.device(device)):
         name = f"sinusoidal_positions(7, 10, dtype={dtype}, device={dev!r})"
@@ -99,7 +99,7 @@ def test_sinusoidal_dtype_and_device(impl, device, dtype):
         assert out.dtype == dtype, f"{name}: dtype {out.dtype}, expected {dtype}"
         if device != "meta":
             expected = reference_positions(7, 10, 10000.0).to(dtype)
-            atol = 2.0**-7 if dtype == torch.bfloat16 else 1e-5
+            atol = {torch.bfloat16: 2.0**-7, torch.float16: 2e-3}.get(dtype, 1e-5)
             assert_close(out.cpu(), expected, rtol=0, atol=atol, name=name)
 
 
@@ -117,10 +117,12 @@ def test_sinusoidal_defaults(impl):
     ((4, 0), {}, "dim"),
     ((4, -2), {}, "dim"),
     ((-1, 4), {}, "seq_len"),
+    ((3.0, 4), {}, "seq_len"),
+    ((4, 4.0), {}, "dim"),
     ((4, 4), {"dtype": torch.int64}, "dtype"),
     ((4, 4), {"dtype": torch.bool}, "dtype"),
-], ids=["odd-dim", "dim-1", "dim-0", "negative-dim", "negative-seq_len", "int64-dtype",
-        "bool-dtype"])
+], ids=["odd-dim", "dim-1", "dim-0", "negative-dim", "negative-seq_len", "float-seq_len",
+        "float-dim", "int64-dtype", "bool-dtype"])
 def test_sinusoidal_rejects_bad_arguments(impl, args, kwargs, argname):
     assert_raises_naming(ValueError, argname, impl.sinusoidal_positions, *args, **kwargs)
 
@@ -142,6 +144,19 @@ def test_grid_matches_affine_grid(impl, h, w):
     assert_shape(out, (h, w, 2), name=name)
     assert_close(out, reference_grid(h, w), name=f"{name} vs F.affine_grid(identity, "
                                                    f"(1, 1, {h}, {w}), align_corners=True)")
+
+
+@pytest.mark.parametrize("h, w", [(1, 1), (1, 4), (5, 1), (2, 2)])
+def test_grid_is_float32_whatever_the_default_dtype(impl, h, w):
+    name = f"coordinate_grid({h}, {w}) after torch.set_default_dtype(torch.float64)"
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        out = impl.coordinate_grid(h, w)
+    finally:
+        torch.set_default_dtype(previous)
+    assert_close(out, reference_grid(h, w), name=f"{name} (the grid is float32 whatever torch's "
+                                                  "default dtype)")
 
 
 @pytest.mark.parametrize("h, w", [(1, 1), (1, 4), (5, 1), (2, 2)])
@@ -174,7 +189,8 @@ def test_grid_device(impl, device):
     assert_device(one, device, name=f"coordinate_grid(1, 1, device={device!r})")
 
 
-@pytest.mark.parametrize("h, w, argname", [(0, 3, "h"), (3, 0, "w"), (-2, 3, "h"), (3, -1, "w")])
+@pytest.mark.parametrize("h, w, argname", [(0, 3, "h"), (3, 0, "w"), (-2, 3, "h"), (3, -1, "w"),
+                                            (2.0, 3, "h"), (3, 2.0, "w")])
 def test_grid_rejects_bad_sizes(impl, h, w, argname):
     call = f"coordinate_grid({h}, {w})"
     long_name = {"h": "height", "w": "width"}[argname]

@@ -175,6 +175,21 @@ def test_move_to_returns_same_tensors_when_already_there(impl, device):
     assert impl.move_to(x, device) is x, f"move_to(tensor, {device!r}) copied a tensor already on cpu"
 
 
+def test_move_to_moves_values_not_keys(impl):
+    key = torch.zeros(1)  # tensors hash by identity, so a tensor can be a dict key
+    value = torch.ones(2)
+    for kind in (dict, OrderedDict):
+        batch = kind([(key, value), ("name", value)])
+        what = f"move_to({kind.__name__} with a tensor key, 'meta')"
+        out = call(what, impl.move_to, batch, "meta")
+        assert type(out) is kind, f"{what}: returned {type(out).__name__}, expected {kind.__name__}"
+        keys = list(out)
+        assert len(keys) == 2 and keys[0] is key and keys[1] == "name", (
+            f"{what}: the keys changed ({keys!r:.80}); keys are not moved, only values")
+        assert_device(out[key], "meta", name=f"{what}[key]")
+        assert_device(out["name"], "meta", name=f"{what}['name']")
+
+
 def test_move_to_leaves_non_tensors_alone(impl):
     arr = np.arange(3.0)
     values = ["text", "", b"bytes", 3.5, 12345678901, None, True, arr]
@@ -276,7 +291,11 @@ def test_pick_device_default_on_this_machine(impl):
     ({"cuda": True}, ("cpu", "cuda"), "cpu"),
     ({"xpu": True, "cuda": True}, ("xpu", "cuda"), "xpu"),
     ({"cuda": True}, ("mps", "xpu", "cuda"), "cuda"),
-])
+    ({}, ("xpu", "mps", "cuda", "cpu"), "cpu"),
+    ({"mps": True}, ["cuda", "mps"], "mps"),
+    ({"xpu": True}, ["cpu"], "cpu"),
+], ids=["cuda-first", "mps-when-no-cuda", "cpu-fallback", "order-mps-cuda", "order-cpu-cuda", "xpu",
+        "skips-mps-xpu", "none-but-cpu", "list-prefer", "list-only-cpu"])
 def test_pick_device_follows_preference_and_availability(impl, monkeypatch, available, prefer,
                                                         expected):
     patch_availability(monkeypatch, **available)
@@ -287,8 +306,17 @@ def test_pick_device_follows_preference_and_availability(impl, monkeypatch, avai
     assert got == torch.device(expected), f"{what} returned {got!r}, expected device({expected!r})"
 
 
-def test_pick_device_rejects_bad_prefer(impl, monkeypatch):
-    patch_availability(monkeypatch)
-    assert_raises_naming(ValueError, "prefer", impl.pick_device, ())
-    assert_raises_naming(ValueError, "prefer", impl.pick_device, ("gpu", "cpu"))
-    assert_raises_naming(ValueError, "prefer", impl.pick_device, ("cuda", "mps"))
+@pytest.mark.parametrize("available, prefer", [
+    ({}, ()),
+    ({}, []),
+    ({}, ("gpu", "cpu")),
+    ({}, ("cpu", "gpu")),
+    ({"cuda": True}, ("cuda", "tpu")),
+    ({}, ["mps", "CUDA", "cpu"]),
+    ({}, ("cuda", "mps")),
+    ({}, ("xpu",)),
+], ids=["empty-tuple", "empty-list", "unknown-first", "unknown-after-available-cpu",
+        "unknown-after-available-cuda", "wrong-case", "none-available", "xpu-unavailable"])
+def test_pick_device_rejects_bad_prefer(impl, monkeypatch, available, prefer):
+    patch_availability(monkeypatch, **available)
+    assert_raises_naming(ValueError, "prefer", impl.pick_device, prefer)

@@ -1,6 +1,7 @@
 """Hidden tests for pytorch.tensors.inplace_ops (the catalog's contract checks)."""
 
 import copy
+import math
 
 import pytest
 import torch
@@ -20,6 +21,11 @@ def formula(avg: torch.Tensor, new: torch.Tensor, decay: float) -> torch.Tensor:
     return decay * avg.detach().double() + (1.0 - decay) * new.detach().double()
 
 
+def formula_with_grad(avg: torch.Tensor, new: torch.Tensor, decay: float) -> torch.Tensor:
+    """The formula as a differentiable expression, the independent reference for gradients."""
+    return decay * avg + (1.0 - decay) * new
+
+
 def storage_ptr(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
@@ -37,10 +43,40 @@ def test_ema_matches_formula(impl, shape, decay, seed):
                  name=f"ema(avg{tuple(shape)}, new, decay={decay!r})")
 
 
-def test_ema_float32_keeps_dtype(impl):
-    avg, new = torch.randn(4, 3), torch.randn(4, 3)
-    assert_close(impl.ema(avg, new, 0.9), formula(avg, new, 0.9).float(),
-                 name="ema on float32 inputs")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+                         ids=lambda d: str(d).removeprefix("torch."))
+def test_ema_keeps_dtype(impl, dtype):
+    gen = torch.Generator().manual_seed(4)
+    avg = torch.randn(4, 3, generator=gen).to(dtype)
+    new = torch.randn(4, 3, generator=gen).to(dtype)
+    # Computing in the low dtype rounds each of the three operations (2**-8 relative in bfloat16,
+    # 2**-11 in float16, on terms up to ~4): loose enough for that, far tighter than any wrong
+    # formula's error.
+    low_precision = {torch.bfloat16: 0.05, torch.float16: 0.01}
+    tolerance = {"rtol": 0.0, "atol": low_precision[dtype]} if dtype in low_precision else {}
+    assert_close(impl.ema(avg, new, 0.9), formula(avg, new, 0.9).to(dtype),
+                 name=f"ema on {dtype} inputs", **tolerance)
+
+
+# Both ends of [0, 1] are allowed, as floats and as ints; the result is then new or avg.
+ENDPOINTS = [0.0, 1.0, 0, 1]
+ENDPOINT_IDS = ["0.0", "1.0", "int-0", "int-1"]
+# Just outside [0, 1], far outside, and the non-finite floats.
+OUTSIDE = [math.nextafter(1.0, 2.0), math.nextafter(0.0, -1.0), 1.5, -0.1, 2, -1, math.nan,
+           math.inf, -math.inf]
+OUTSIDE_IDS = ["1+ulp", "-tiny", "1.5", "-0.1", "int-2", "int--1", "nan", "inf", "-inf"]
+
+
+@pytest.mark.parametrize("decay", ENDPOINTS, ids=ENDPOINT_IDS)
+def test_ema_accepts_both_ends(impl, decay):
+    avg, new = torch.randn(3, 2, dtype=torch.float64), torch.randn(3, 2, dtype=torch.float64)
+    out = impl.ema(avg, new, decay)
+    assert_close(out, avg if decay == 1 else new, name=f"ema(avg, new, decay={decay!r})")
+
+
+@pytest.mark.parametrize("decay", OUTSIDE, ids=OUTSIDE_IDS)
+def test_ema_rejects_decay_outside_the_range(impl, decay):
+    assert_raises_naming(ValueError, "decay", impl.ema, torch.randn(3), torch.randn(3), decay)
 
 
 @pytest.mark.points(2)
@@ -61,7 +97,8 @@ def test_ema_leaves_inputs_untouched(impl):
 @pytest.mark.points(2)
 def test_ema_gradients_match_finite_differences(impl):
     avg, new = torch.randn(2, 3), torch.randn(2, 3)
-    check_gradients(lambda a, n: impl.ema(a, n, 0.7), avg, new, name="ema(avg, new, 0.7)")
+    check_gradients(lambda a, n: impl.ema(a, n, 0.7), avg, new, name="ema(avg, new, 0.7)",
+                    reference=lambda a, n: formula_with_grad(a, n, 0.7))
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -77,11 +114,13 @@ def test_ema_stays_on_device(impl, device):
                      name=f"ema on {device}")
 
 
-def test_ema_rejects_bad_arguments(impl):
-    a, b = torch.randn(3), torch.randn(3)
-    assert_raises_naming(ValueError, "decay", impl.ema, a, b, 1.5)
-    assert_raises_naming(ValueError, "decay", impl.ema, a, b, -0.1)
-    assert_raises_naming(ValueError, "new", impl.ema, a, torch.randn(4), 0.5)
+@pytest.mark.parametrize("avg_shape, new_shape", [((3,), (4,)), ((2, 3), (3, 2)), ((2, 3), (1, 3)),
+                                                  ((2, 3), (3,)), ((), (1,))],
+                         ids=["3-vs-4", "same-numel", "broadcasts-(1,3)", "broadcasts-(3,)",
+                              "0-d-vs-(1,)"])
+def test_ema_rejects_shape_mismatch(impl, avg_shape, new_shape):
+    assert_raises_naming(ValueError, "new", impl.ema, torch.randn(avg_shape), torch.randn(new_shape),
+                         0.5)
 
 
 # --------------------------------------------------------------------------------- ema_update_
@@ -189,11 +228,42 @@ def test_ema_update_on_device(impl, device):
             assert_close(a.cpu(), expected[i], name=f"avg_params[{i}] on {device}")
 
 
-def test_ema_update_rejects_bad_arguments(impl):
+CONTAINERS = {"list": list, "tuple": tuple, "generator": lambda ts: (t for t in ts)}
+
+
+@pytest.mark.parametrize("avg_kind", sorted(CONTAINERS))
+@pytest.mark.parametrize("params_kind", sorted(CONTAINERS))
+def test_ema_update_accepts_any_iterable(impl, avg_kind, params_kind):
+    avg = [torch.randn(2, 3), torch.randn(4)]
+    params = [torch.randn(2, 3), torch.randn(4)]
+    expected = [formula(a, p, 0.75).float() for a, p in zip(avg, params)]
+    impl.ema_update_(CONTAINERS[avg_kind](avg), CONTAINERS[params_kind](params), 0.75)
+    for i, (a, e) in enumerate(zip(avg, expected)):
+        assert_close(a, e, name=f"avg_params[{i}] after ema_update_(<{avg_kind}>, <{params_kind}>, "
+                                "0.75)")
+
+
+@pytest.mark.parametrize("decay", ENDPOINTS, ids=ENDPOINT_IDS)
+def test_ema_update_accepts_both_ends(impl, decay):
+    avg = [torch.randn(3, 2, dtype=torch.float64), torch.randn(2, dtype=torch.float64)]
+    params = [torch.randn(3, 2, dtype=torch.float64), torch.randn(2, dtype=torch.float64)]
+    expected = [a.clone() if decay == 1 else p.clone() for a, p in zip(avg, params)]
+    impl.ema_update_(avg, params, decay)
+    for i, (a, e) in enumerate(zip(avg, expected)):
+        assert_close(a, e, name=f"avg_params[{i}] after ema_update_(..., decay={decay!r})")
+
+
+@pytest.mark.parametrize("decay", OUTSIDE, ids=OUTSIDE_IDS)
+def test_ema_update_rejects_decay_outside_the_range(impl, decay):
     avg = [torch.zeros(2), torch.zeros(3)]
-    assert_raises_naming(ValueError, "decay", impl.ema_update_, avg, [torch.ones(2), torch.ones(3)], 2.0)
-    assert_raises_naming(ValueError, "params", impl.ema_update_, avg, [torch.ones(2)], 0.5)
-    assert_raises_naming(ValueError, "params", impl.ema_update_, avg,
-                         [torch.ones(2), torch.ones(3), torch.ones(1)], 0.5)
-    assert_raises_naming(ValueError, "params", impl.ema_update_, avg,
-                         [torch.ones(2), torch.ones(4)], 0.5)
+    assert_raises_naming(ValueError, "decay", impl.ema_update_, avg, [torch.ones(2), torch.ones(3)],
+                         decay)
+
+
+@pytest.mark.parametrize("params_shapes", [[(2,)], [(2,), (3,), (1,)], [(2,), (4,)], [(2,), (1, 3)],
+                                           [(2,), (1,)]],
+                         ids=["fewer", "more", "size-4-vs-3", "same-numel-(1,3)", "broadcasts-(1,)"])
+def test_ema_update_rejects_mismatched_params(impl, params_shapes):
+    avg = [torch.zeros(2), torch.zeros(3)]
+    params = [torch.ones(s) for s in params_shapes]
+    assert_raises_naming(ValueError, "params", impl.ema_update_, avg, params, 0.5)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 from grader.checks import device_params
@@ -34,6 +34,10 @@ def _random_tensor(dtype: torch.dtype, shape, seed: int) -> torch.Tensor:
         low, high = _INT_RANGES[dtype]
         return torch.randint(low, high, shape, generator=gen, dtype=torch.int64).to(dtype)
     return (torch.randn(shape, generator=gen, dtype=torch.float64) * 100).to(dtype)
+
+
+# Each dtype is its own test case, so each needs only a few drawn shapes.
+_PER_DTYPE_EXAMPLES = 8
 
 
 def _random_array(dtype, shape, seed: int) -> np.ndarray:
@@ -106,9 +110,8 @@ _SHAREABLE_VIEWS = {
 
 
 @st.composite
-def shareable_arrays(draw):
-    """(description, array view with non-negative strides, writeable)."""
-    dtype = draw(st.sampled_from(_NUMPY_DTYPES))
+def shareable_arrays(draw, dtype):
+    """(description, writeable ``dtype`` array view with non-negative strides)."""
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=5))
     base = _random_array(dtype, shape, draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(sorted(_SHAREABLE_VIEWS))) if shape else "contiguous"
@@ -123,9 +126,9 @@ def shareable_arrays(draw):
 # to_numpy
 
 
-@pytest.mark.points(2)
-@given(dtype=st.sampled_from(_TORCH_DTYPES),
-       shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+@pytest.mark.parametrize("dtype", _TORCH_DTYPES, ids=lambda d: str(d).removeprefix("torch."))
+@settings(max_examples=_PER_DTYPE_EXAMPLES)
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
        seed=st.integers(0, 2**31 - 1))
 def test_to_numpy_dtype_shape_values(impl, dtype, shape, seed):
     t = _random_tensor(dtype, shape, seed)
@@ -223,10 +226,14 @@ def test_to_numpy_rejects_non_tensors(impl):
 # from_numpy
 
 
-@pytest.mark.points(2)
-@given(case=shareable_arrays())
-def test_from_numpy_shares_memory_when_possible(impl, case):
-    name, a = case
+_NUMPY_IDS = {"ids": lambda d: np.dtype(d).name}
+
+
+@pytest.mark.parametrize("dtype", _NUMPY_DTYPES, **_NUMPY_IDS)
+@settings(max_examples=_PER_DTYPE_EXAMPLES)
+@given(data=st.data())
+def test_from_numpy_shares_memory_when_possible(impl, dtype, data):
+    name, a = data.draw(shareable_arrays(dtype), label="(name, array)")
     original = a.copy()
     t = impl.from_numpy(a)
     assert isinstance(t, torch.Tensor), f"{name}: returned {type(t).__name__}, expected a Tensor"
@@ -258,10 +265,11 @@ def test_from_numpy_shares_non_contiguous_views(impl, view):
         "share any writeable array without negative strides, contiguous or not")
 
 
-@pytest.mark.points(2)
-@given(case=shareable_arrays())
-def test_from_numpy_share_memory_false_copies(impl, case):
-    name, a = case
+@pytest.mark.parametrize("dtype", _NUMPY_DTYPES, **_NUMPY_IDS)
+@settings(max_examples=_PER_DTYPE_EXAMPLES)
+@given(data=st.data())
+def test_from_numpy_share_memory_false_copies(impl, dtype, data):
+    name, a = data.draw(shareable_arrays(dtype), label="(name, array)")
     name = name.replace("from_numpy(", "from_numpy(share_memory=False, ", 1)
     original = a.copy()
     t = impl.from_numpy(a, share_memory=False)
@@ -276,6 +284,29 @@ def test_from_numpy_share_memory_false_copies(impl, case):
     t.copy_(torch.from_numpy(original.copy()))
     assert np.array_equal(a, changed), (
         f"{name}: a write to the tensor changed the array; share_memory=False asks for a copy")
+
+
+@pytest.mark.parametrize("share_memory", [True, False], ids=["share", "copy"])
+@pytest.mark.parametrize("view", [*sorted(_SHAREABLE_VIEWS), "0-d"])
+def test_from_numpy_each_layout(impl, view, share_memory):
+    if view == "0-d":
+        a = _random_array(np.float64, (), seed=17)
+    else:
+        a = _SHAREABLE_VIEWS[view](_random_array(np.float64, (4, 6), seed=17))
+    name = f"from_numpy({view} float64 array of shape {a.shape}, share_memory={share_memory})"
+    original = a.copy()
+    t = impl.from_numpy(a, share_memory=share_memory)
+    assert isinstance(t, torch.Tensor), f"{name}: returned {type(t).__name__}, expected a Tensor"
+    assert tuple(t.shape) == a.shape, f"{name}: shape {tuple(t.shape)}, expected {a.shape}"
+    assert t.dtype == torch.float64, f"{name}: dtype {t.dtype}, expected torch.float64"
+    assert np.array_equal(_values(t), original), f"{name}: values differ from the array's"
+    a[...] = original + 1
+    if share_memory:
+        assert np.array_equal(_values(t), original + 1), (
+            f"{name}: a write to the array was not seen by the tensor; it must be shared")
+    else:
+        assert np.array_equal(_values(t), original), (
+            f"{name}: a write to the array changed the tensor; share_memory=False asks for a copy")
 
 
 _NEGATIVE_VIEWS = {
@@ -341,10 +372,12 @@ def test_from_numpy_broadcast_array_is_copied(impl):
         "broadcast array must be copied into a tensor of its own")
 
 
-@given(dtype=st.sampled_from(_NUMPY_DTYPES),
-       shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
-       seed=st.integers(0, 2**32 - 1), share=st.booleans())
-def test_round_trips(impl, dtype, shape, seed, share):
+@pytest.mark.parametrize("share", [True, False], ids=["share", "copy"])
+@pytest.mark.parametrize("dtype", _NUMPY_DTYPES, **_NUMPY_IDS)
+@settings(max_examples=_PER_DTYPE_EXAMPLES)
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+       seed=st.integers(0, 2**32 - 1))
+def test_round_trips(impl, dtype, share, shape, seed):
     a = _random_array(dtype, shape, seed)
     name = f"to_numpy(from_numpy({a.dtype} array of shape {a.shape}, share_memory={share}))"
     back = impl.to_numpy(impl.from_numpy(a.copy(), share_memory=share))

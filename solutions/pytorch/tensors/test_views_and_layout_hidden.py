@@ -1,5 +1,7 @@
 """Hidden tests for pytorch.tensors.views_and_layout (the catalog's contract checks)."""
 
+import re
+
 import pytest
 import torch
 from hypothesis import given, strategies as st
@@ -64,11 +66,20 @@ def storage_ptr(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr()
 
 
+def raises_naming_word(argname: str, fn, *args) -> None:
+    """``fn(*args)`` raises ValueError whose message names ``argname`` as a word: a one-letter
+    name such as ``x`` must not be found inside "expected"."""
+    exc = assert_raises_naming(ValueError, argname, fn, *args)
+    assert re.search(rf"(?<![A-Za-z0-9_]){re.escape(argname)}(?![A-Za-z0-9_])", str(exc)), (
+        f"{getattr(fn, '__name__', 'the call')}(...) raised ValueError as expected, but its message "
+        f"should name the argument {argname!r}: {exc!s:.200}")
+
+
 # ------------------------------------------------------------------------ split / merge heads
 
-@pytest.mark.points(2)
-@given(b=sides, t=sides, h=sides, d=sides, layout=st.sampled_from(LAYOUTS), seed=seeds)
-def test_split_heads_values_over_shapes_and_layouts(impl, b, t, h, d, layout, seed):
+@pytest.mark.parametrize("layout", LAYOUTS)
+@given(b=sides, t=sides, h=sides, d=sides, seed=seeds)
+def test_split_heads_values_over_shapes_and_layouts(impl, layout, b, t, h, d, seed):
     values = torch.randn(b, t, h * d, generator=torch.Generator().manual_seed(seed))
     x = with_layout(values, layout)
     what = f"split_heads({describe(x)}, n_heads={h})"
@@ -77,9 +88,9 @@ def test_split_heads_values_over_shapes_and_layouts(impl, b, t, h, d, layout, se
     assert_close(out, split_reference(values, h), name=what)
 
 
-@pytest.mark.points(2)
-@given(b=sides, t=sides, h=sides, d=sides, layout=st.sampled_from(LAYOUTS), seed=seeds)
-def test_merge_heads_values_over_shapes_and_layouts(impl, b, t, h, d, layout, seed):
+@pytest.mark.parametrize("layout", LAYOUTS)
+@given(b=sides, t=sides, h=sides, d=sides, seed=seeds)
+def test_merge_heads_values_over_shapes_and_layouts(impl, layout, b, t, h, d, seed):
     values = torch.randn(b, h, t, d, generator=torch.Generator().manual_seed(seed))
     y = with_layout(values, layout)
     what = f"merge_heads(y(shape={tuple(y.shape)}, stride={y.stride()}))"
@@ -112,9 +123,11 @@ def test_split_merge_round_trips(impl, b, t, h, d, seed):
 
 def test_heads_gradients_match_finite_differences(impl):
     x = torch.randn(2, 3, 4)
-    check_gradients(lambda t: impl.split_heads(t, 2), x, name="split_heads(x(2, 3, 4), 2)")
+    check_gradients(lambda t: impl.split_heads(t, 2), x, name="split_heads(x(2, 3, 4), 2)",
+                    reference=lambda t: split_reference(t, 2))
     y = torch.randn(2, 2, 3, 2)
-    check_gradients(impl.merge_heads, y, name="merge_heads(y(2, 2, 3, 2))")
+    check_gradients(impl.merge_heads, y, name="merge_heads(y(2, 2, 3, 2))",
+                    reference=merge_reference)
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -129,14 +142,35 @@ def test_heads_stay_on_device_and_dtype(impl, device):
     assert_shape(back, (2, 5, 6), name="merge_heads")
     assert_device(back, device, name="merge_heads")
     assert back.dtype == torch.bfloat16, f"merge_heads changed dtype to {back.dtype}"
+    if device != "meta":
+        assert_close(out, split_reference(x, 3), name=f"split_heads on {device}")
+        assert_close(back, merge_reference(y), name=f"merge_heads on {device}")
 
 
-def test_heads_reject_bad_arguments(impl):
+@pytest.mark.parametrize("n_heads", [1, 6], ids=["one-head", "E-heads"])
+def test_split_heads_accepts_extreme_head_counts(impl, n_heads):
     x = torch.randn(2, 3, 6)
-    assert_raises_naming(ValueError, "n_heads", impl.split_heads, x, 4)
-    assert_raises_naming(ValueError, "n_heads", impl.split_heads, x, 0)
-    assert_raises_naming(ValueError, "x", impl.split_heads, torch.randn(3, 6), 2)
-    assert_raises_naming(ValueError, "y", impl.merge_heads, torch.randn(2, 3, 6))
+    what = f"split_heads(x(2, 3, 6), n_heads={n_heads})"
+    out = call(what, impl.split_heads, x, n_heads)
+    assert_close(out, split_reference(x, n_heads), name=what)
+    assert_close(call(f"merge_heads({what})", impl.merge_heads, out), x,
+                 name=f"merge_heads({what})")
+
+
+@pytest.mark.parametrize("n_heads", [4, 0, -1, -2, 12],
+                         ids=["not-dividing", "zero", "minus-1", "minus-2-divides", "more-than-E"])
+def test_split_heads_rejects_bad_n_heads(impl, n_heads):
+    raises_naming_word("n_heads", impl.split_heads, torch.randn(2, 3, 6), n_heads)
+
+
+@pytest.mark.parametrize("shape", [(3, 6), (2, 3, 2, 3), (6,)], ids=["2-d", "4-d", "1-d"])
+def test_split_heads_rejects_x_not_3d(impl, shape):
+    raises_naming_word("x", impl.split_heads, torch.randn(*shape), 2)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 6), (1, 2, 3, 2, 3)], ids=["3-d", "5-d"])
+def test_merge_heads_rejects_y_not_4d(impl, shape):
+    raises_naming_word("y", impl.merge_heads, torch.randn(*shape))
 
 
 # --------------------------------------------------------------------------- sliding windows
@@ -150,9 +184,9 @@ def window_cases(draw):
     return tuple(lead), length, size, step
 
 
-@pytest.mark.points(2)
-@given(case=window_cases(), layout=st.sampled_from(LAYOUTS), seed=seeds)
-def test_sliding_windows_match_sliced_reference(impl, case, layout, seed):
+@pytest.mark.parametrize("layout", LAYOUTS)
+@given(case=window_cases(), seed=seeds)
+def test_sliding_windows_match_sliced_reference(impl, layout, case, seed):
     lead, length, size, step = case
     values = torch.randn(*lead, length, generator=torch.Generator().manual_seed(seed))
     x = with_layout(values, layout)
@@ -168,8 +202,11 @@ def test_sliding_windows_match_sliced_reference(impl, case, layout, seed):
                                                    (7, 3, 2, 3), (8, 3, 2, 3), (6, 1, 1, 6),
                                                    (4, 2, 9, 1)])
 def test_sliding_windows_count(impl, length, size, step, n):
-    out = impl.sliding_windows(torch.arange(float(length)), size, step)
-    assert_shape(out, (n, size), name=f"sliding_windows(arange({length}), size={size}, step={step})")
+    x = torch.arange(float(length))
+    what = f"sliding_windows(arange({length}), size={size}, step={step})"
+    out = impl.sliding_windows(x, size, step)
+    assert_shape(out, (n, size), name=what)
+    assert_close(out, windows_reference(x, size, step), name=what)
 
 
 @pytest.mark.points(2)
@@ -188,7 +225,8 @@ def test_sliding_windows_is_a_view(impl, layout):
 def test_sliding_windows_gradients_match_finite_differences(impl):
     # Overlapping windows (step < size): each element's gradient sums over its windows.
     check_gradients(lambda t: impl.sliding_windows(t, 3, 2), torch.randn(2, 7),
-                    name="sliding_windows(x(2, 7), size=3, step=2)")
+                    name="sliding_windows(x(2, 7), size=3, step=2)",
+                    reference=lambda t: windows_reference(t, 3, 2))
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -202,9 +240,9 @@ def test_sliding_windows_stay_on_device_and_dtype(impl, device):
         assert_close(out.cpu(), windows_reference(x.cpu(), 5, 2), name="sliding_windows on int64")
 
 
-def test_sliding_windows_reject_bad_arguments(impl):
-    x = torch.randn(2, 6)
-    assert_raises_naming(ValueError, "size", impl.sliding_windows, x, 0, 1)
-    assert_raises_naming(ValueError, "size", impl.sliding_windows, x, 7, 1)
-    assert_raises_naming(ValueError, "step", impl.sliding_windows, x, 3, 0)
-    assert_raises_naming(ValueError, "step", impl.sliding_windows, x, 3, -1)
+@pytest.mark.parametrize("size, step, argname", [(0, 1, "size"), (-1, 1, "size"), (7, 1, "size"),
+                                                  (3, 0, "step"), (3, -1, "step"), (6, 0, "step")],
+                         ids=["size-0", "size-negative", "size-L+1", "step-0", "step-negative",
+                              "size-L-step-0"])
+def test_sliding_windows_reject_bad_arguments(impl, size, step, argname):
+    raises_naming_word(argname, impl.sliding_windows, torch.randn(2, 6), size, step)
