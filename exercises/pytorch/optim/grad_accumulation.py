@@ -26,8 +26,9 @@ Contract
 - The gradient used by a group's step is the *mean* of its micro-batch losses' gradients, the mean
   taken over the micro-batches actually in that group (``k <= accum_steps`` of them). For
   equal-sized micro-batches and a mean-reduced loss, that is the step one big batch made of the
-  group would give, up to round-off (the tests allow float32 round-off even in float64). No gradient from outside the group (an earlier group, or left in
-  ``.grad`` before the call) enters the update.
+  group would give, up to round-off (the tests allow float32 round-off even in float64). No
+  gradient from outside the group (an earlier group, or left in ``.grad`` before the call) enters
+  the update.
 - Each micro-batch's loss is back-propagated before the next micro-batch's forward pass, so at
   most one micro-batch's autograd graph exists at a time.
 - The model is put in training mode (``model.train()``) first, before any forward pass.
