@@ -289,6 +289,32 @@ def test_params_without_grad_are_skipped_altogether(impl):
         check_against_torch(impl, name, defaults, [([0, 1], {})], problem)
 
 
+@pytest.mark.parametrize("name, defaults", [
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("Adam", dict(lr=0.1)),
+    ("Adam", dict(lr=0.1, amsgrad=True)),
+], ids=["SGD-decay", "SGD-nesterov", "Adam", "Adam-amsgrad"])
+def test_exactly_zero_gradients_are_updates(impl, name, defaults):
+    """A gradient of exactly zero is not ``None``: the step happens (weight decay acts, momentum
+    and Adam's moments decay, Adam's ``t`` advances), as in torch."""
+    gen = torch.Generator().manual_seed(10)
+    init = torch.randn(3, 2, generator=gen, dtype=torch.float64)
+    grads = [torch.zeros(3, 2, dtype=torch.float64) if t in (0, 1, 4) else
+             torch.randn(3, 2, generator=gen, dtype=torch.float64) for t in range(8)]
+    mine, ref = torch.nn.Parameter(init.clone()), torch.nn.Parameter(init.clone())
+    opt_mine = getattr(impl, name)([mine], **defaults)
+    opt_ref = getattr(torch.optim, name)([ref], **defaults)
+    for t, g in enumerate(grads):
+        mine.grad, ref.grad = g.clone(), g.clone()
+        with torch_optim_kernels_banned(f"{name}.step"):
+            opt_mine.step()
+        opt_ref.step()
+        assert_close(mine.detach(), ref.detach(), **TOL,
+                     name=f"{name}({defaults}) with gradients exactly 0 at steps 1, 2 and 5: "
+                          f"parameter after step {t + 1}")
+
+
 def test_lr_changed_between_steps_takes_effect(impl):
     """What a learning-rate scheduler does: edit group['lr'] between steps."""
     problem = make_problem([(3,), (2,)], seed=5)
