@@ -433,18 +433,19 @@ def test_updates_in_place_without_autograd_history(impl, name, defaults):
     assert_close(p.detach(), twin.detach(), **TOL32, name=f"{name}: parameter after 3 steps")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("device", device_params(meta=True))
 @pytest.mark.parametrize("name, defaults", [
     ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1, nesterov=True)),
     ("Adam", dict(lr=0.1, weight_decay=0.1, amsgrad=True)),
 ], ids=["SGD", "Adam"])
-def test_runs_on_device_with_state_on_device(impl, name, defaults, device):
+def test_runs_on_device_with_state_on_device(impl, name, defaults, device, dtype):
     problem = make_problem([(3, 2), (5,)], seed=8, steps=4)
     got, opt, params = run(lambda ps: getattr(impl, name)(ps, **defaults), problem,
-                           dtype=torch.float32, device=device, banned=f"{name}.step")
+                           dtype=dtype, device=device, banned=f"{name}.step")
     for i, p in enumerate(params):
         assert_device(p, device, name=f"{name}: parameter {i} after step")
-        assert p.dtype == torch.float32, f"{name}: parameter {i} became {p.dtype}"
+        assert p.dtype == dtype, f"{name}: parameter {i} became {p.dtype}"
         for key, value in opt.state[p].items():
             if isinstance(value, torch.Tensor) and value.shape == p.shape:
                 assert_device(value, device, name=f"{name}: state[{key!r}] of parameter {i}")
@@ -452,8 +453,9 @@ def test_runs_on_device_with_state_on_device(impl, name, defaults, device):
                                                 f"{value.dtype}, the parameter {p.dtype}")
     if device != "meta":
         want, _, _ = run(lambda ps: getattr(torch.optim, name)(ps, **defaults), problem,
-                         dtype=torch.float32, device=device)
-        compare(got, want, f"{name}({defaults}) on {device}", tol=TOL32)
+                         dtype=dtype, device=device)
+        compare(got, want, f"{name}({defaults}) on {device} in {dtype}",
+                tol=TOL32 if dtype == torch.float32 else TOL)
 
 
 # Each bad argument alone, every other argument valid, so a check on the wrong argument fails.

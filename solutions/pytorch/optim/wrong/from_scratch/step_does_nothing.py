@@ -36,7 +36,7 @@ class SGD(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, momentum = group["lr"], group["momentum"]
+            momentum = group["momentum"]
             weight_decay, nesterov = group["weight_decay"], group["nesterov"]
             for p in group["params"]:
                 if p.grad is None:
@@ -53,7 +53,7 @@ class SGD(torch.optim.Optimizer):
                     else:
                         buf.mul_(momentum).add_(grad)
                     grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                del grad, lr  # the update is never applied
+                del grad  # the update is never applied
         return loss
 
 
@@ -80,7 +80,7 @@ class Adam(torch.optim.Optimizer):
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            (beta1, beta2), eps = group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
             for p in group["params"]:
                 if p.grad is None:
@@ -108,9 +108,8 @@ class Adam(torch.optim.Optimizer):
                     second = state["max_exp_avg_sq"]
                 else:
                     second = exp_avg_sq
-                bias_correction1 = 1 - beta1 ** t
                 bias_correction2 = 1 - beta2 ** t
                 # eps is added after the bias correction of v (torch's documented formula).
                 denom = (second.sqrt() / math.sqrt(bias_correction2)).add_(eps)
-                del denom, bias_correction1  # the update is never applied
+                del denom  # the update is never applied
         return loss
