@@ -28,7 +28,8 @@ Contract
 --------
 - ``SGD(params, lr, momentum=0.0, weight_decay=0.0, nesterov=False)`` and
   ``Adam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False)``;
-  ``params`` is an iterable of tensors or of dicts (parameter groups), as for ``torch.optim``.
+  ``params`` is an iterable of tensors or of dicts (parameter groups), as for ``torch.optim``;
+  any iterable works, a one-shot generator such as ``model.parameters()`` included.
 - Hyper-parameters live in each parameter group under the argument names (``"lr"``,
   ``"momentum"``, ``"weight_decay"``, ``"nesterov"``; ``"lr"``, ``"betas"``, ``"eps"``,
   ``"weight_decay"``, ``"amsgrad"``): a group's own values override the constructor's, and a
@@ -48,7 +49,9 @@ Contract
   parameters on any device (including ``meta``) work.
 - Bad arguments raise ``ValueError`` naming the argument: ``lr < 0``, ``momentum < 0``,
   ``weight_decay < 0``, ``nesterov=True`` with ``momentum == 0`` (name ``nesterov``), ``eps < 0``,
-  a beta outside ``[0, 1)`` (name ``betas``).
+  a beta outside ``[0, 1)`` (name ``betas``). A NaN ``lr``, ``momentum``, ``weight_decay``, ``eps``
+  or beta is rejected the same way. The ends of these ranges that are included are accepted:
+  ``lr``, ``momentum``, ``weight_decay``, ``eps`` and each beta may be exactly ``0``.
 
 Hints
 -----

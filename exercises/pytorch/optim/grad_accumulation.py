@@ -17,19 +17,21 @@ Write ``train_accumulated(model, optimizer, loss_fn, batches, accum_steps)``: on
 Contract
 --------
 - ``batches`` is any iterable of micro-batches ``(inputs, targets)``, iterated once; it may be a
-  generator, so do not rely on ``len()``. Each micro-batch's loss is
+  generator, so do not rely on ``len()`` (a list, a tuple, a generator or a ``DataLoader``
+  all work). Each micro-batch's loss is
   ``loss_fn(model(inputs), targets)``, a scalar (a mean over that micro-batch).
 - Micro-batches are taken in order in groups of ``accum_steps``; the last group holds whatever
   is left, so there are ``ceil(n / accum_steps)`` groups for ``n`` micro-batches, and exactly one
   ``optimizer.step()`` per group.
 - The gradient used by a group's step is the *mean* of its micro-batch losses' gradients, the mean
   taken over the micro-batches actually in that group (``k <= accum_steps`` of them). For
-  equal-sized micro-batches and a mean-reduced loss, that is exactly the step one big batch made
-  of the group would give. No gradient from outside the group (an earlier group, or left in
-  ``.grad`` before the call) enters the update.
+  equal-sized micro-batches and a mean-reduced loss, that is the step one big batch made of the
+  group would give, up to round-off (the tests allow float32 round-off even in float64). No
+  gradient from outside the group (an earlier group, or left in ``.grad`` before the call) enters
+  the update.
 - Each micro-batch's loss is back-propagated before the next micro-batch's forward pass, so at
   most one micro-batch's autograd graph exists at a time.
-- The model is put in training mode (``model.train()``) first.
+- The model is put in training mode (``model.train()``) first, before any forward pass.
 - Returns a list of Python floats, one per optimizer step: the mean of that group's micro-batch
   losses (unscaled, computed before the step). No batches: returns ``[]`` and takes no step.
 - Nothing is moved between devices; it also works inside ``torch.autocast`` (the losses are still

@@ -29,8 +29,10 @@ Python ``float``:
 
 So with ``W = 0`` there is no warmup and ``lr_at(0) == base_lr``.
 
-``warmup_cosine`` returns a ``LambdaLR``: each group's base learning rate is its ``"lr"`` when
-``warmup_cosine`` is called (LambdaLR records it as ``"initial_lr"``). Right after the call and
+``warmup_cosine`` returns a ``LambdaLR``: each group's base learning rate is what ``LambdaLR``
+records as its ``"initial_lr"``: the ``"initial_lr"`` the group already holds if an earlier
+scheduler on this optimizer set one (even if that scheduler has changed ``"lr"`` since), otherwise
+its ``"lr"`` when ``warmup_cosine`` is called. Right after the call and
 after every ``scheduler.step()`` (called once per ``optimizer.step()``, after it), group ``i``'s
 lr is ``lr_at(k, base_lr=<group i's base lr>, ...)`` where ``k`` is the number of
 ``scheduler.step()`` calls so far. Saving ``optimizer.state_dict()`` and
@@ -39,7 +41,11 @@ arguments, and loading both state dicts (optimizer first) continues the schedule
 
 Errors: ``ValueError`` naming the argument for ``step < 0``, ``base_lr < 0``,
 ``warmup_steps < 0``, ``total_steps <= warmup_steps`` (name ``total_steps``) and ``min_lr_ratio``
-outside ``[0, 1]``; ``warmup_cosine`` checks its arguments when called.
+outside ``[0, 1]``; a NaN ``base_lr`` or ``min_lr_ratio`` is rejected the same way. The included
+ends are accepted: ``step = 0``, ``base_lr = 0`` (the lr is 0 throughout), ``warmup_steps = 0``,
+``total_steps = warmup_steps + 1``, ``min_lr_ratio`` of exactly ``0`` or ``1``. ``lr_at`` returns a
+``float`` even when every argument is an ``int``. ``warmup_cosine`` checks its arguments when
+called.
 
 Hints
 -----

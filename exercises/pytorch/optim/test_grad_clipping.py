@@ -23,7 +23,8 @@ def test_large_gradients_are_scaled_to_max_norm(impl):
 
 def test_small_gradients_are_left_alone(impl):
     a = with_grad([0.3, -0.4])
-    impl.clip_grad_norm(a, max_norm=10.0)
+    norm = impl.clip_grad_norm(a, max_norm=10.0)
+    assert_close(norm, torch.tensor(0.5, dtype=torch.float64), name="returned norm")
     assert_close(a.grad, torch.tensor([0.3, -0.4], dtype=torch.float64),
                  name="a.grad (norm 0.5 <= max_norm 10: never scaled up)")
 

@@ -32,8 +32,9 @@ Contract
   (tied weights, e.g. an output ``Linear`` reusing an ``Embedding``'s weight). A shared parameter
   is decayed only if *every* module holding it holds it as a Linear/convolution ``weight``.
 - Only looks at the model's structure: works for a model on any device, ``meta`` included.
-- ``weight_decay < 0`` raises ``ValueError`` naming ``weight_decay``; a ``model`` that is not an
-  ``nn.Module`` raises ``TypeError`` naming ``model``.
+- ``weight_decay < 0`` raises ``ValueError`` naming ``weight_decay``, and so does a NaN
+  ``weight_decay``; ``weight_decay = 0`` is allowed (the groups are built the same way). A
+  ``model`` that is not an ``nn.Module`` raises ``TypeError`` naming ``model``.
 
 Hints
 -----

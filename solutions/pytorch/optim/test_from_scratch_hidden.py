@@ -289,6 +289,32 @@ def test_params_without_grad_are_skipped_altogether(impl):
         check_against_torch(impl, name, defaults, [([0, 1], {})], problem)
 
 
+@pytest.mark.parametrize("name, defaults", [
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("Adam", dict(lr=0.1)),
+    ("Adam", dict(lr=0.1, amsgrad=True)),
+], ids=["SGD-decay", "SGD-nesterov", "Adam", "Adam-amsgrad"])
+def test_exactly_zero_gradients_are_updates(impl, name, defaults):
+    """A gradient of exactly zero is not ``None``: the step happens (weight decay acts, momentum
+    and Adam's moments decay, Adam's ``t`` advances), as in torch."""
+    gen = torch.Generator().manual_seed(10)
+    init = torch.randn(3, 2, generator=gen, dtype=torch.float64)
+    grads = [torch.zeros(3, 2, dtype=torch.float64) if t in (0, 1, 4) else
+             torch.randn(3, 2, generator=gen, dtype=torch.float64) for t in range(8)]
+    mine, ref = torch.nn.Parameter(init.clone()), torch.nn.Parameter(init.clone())
+    opt_mine = getattr(impl, name)([mine], **defaults)
+    opt_ref = getattr(torch.optim, name)([ref], **defaults)
+    for t, g in enumerate(grads):
+        mine.grad, ref.grad = g.clone(), g.clone()
+        with torch_optim_kernels_banned(f"{name}.step"):
+            opt_mine.step()
+        opt_ref.step()
+        assert_close(mine.detach(), ref.detach(), **TOL,
+                     name=f"{name}({defaults}) with gradients exactly 0 at steps 1, 2 and 5: "
+                          f"parameter after step {t + 1}")
+
+
 def test_lr_changed_between_steps_takes_effect(impl):
     """What a learning-rate scheduler does: edit group['lr'] between steps."""
     problem = make_problem([(3,), (2,)], seed=5)
@@ -390,31 +416,36 @@ def test_step_with_closure(impl, name):
 ], ids=["SGD", "Adam"])
 def test_updates_in_place_without_autograd_history(impl, name, defaults):
     p = torch.nn.Parameter(torch.randn(4, 3))
+    twin = torch.nn.Parameter(p.detach().clone())
     ptr = p.data_ptr()
     opt = getattr(impl, name)([p], **defaults)
+    ref = getattr(torch.optim, name)([twin], **defaults)
     for _ in range(3):
-        (p ** 2).sum().backward()
-        opt.step()
-        opt.zero_grad()
+        for param, o in ((p, opt), (twin, ref)):
+            (param ** 2).sum().backward()
+            o.step()
+            o.zero_grad()
     assert p.is_leaf and p.grad_fn is None and p.requires_grad, (
         f"{name}.step left the parameter with autograd history (is_leaf={p.is_leaf}, grad_fn="
         f"{p.grad_fn}): update it under torch.no_grad()")
     assert p.data_ptr() == ptr, (f"{name}.step replaced the parameter's storage: update it in place "
                                  "(p.add_(...)) so views of it and references to it stay valid")
+    assert_close(p.detach(), twin.detach(), **TOL32, name=f"{name}: parameter after 3 steps")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("device", device_params(meta=True))
 @pytest.mark.parametrize("name, defaults", [
     ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.1, nesterov=True)),
     ("Adam", dict(lr=0.1, weight_decay=0.1, amsgrad=True)),
 ], ids=["SGD", "Adam"])
-def test_runs_on_device_with_state_on_device(impl, name, defaults, device):
+def test_runs_on_device_with_state_on_device(impl, name, defaults, device, dtype):
     problem = make_problem([(3, 2), (5,)], seed=8, steps=4)
     got, opt, params = run(lambda ps: getattr(impl, name)(ps, **defaults), problem,
-                           dtype=torch.float32, device=device, banned=f"{name}.step")
+                           dtype=dtype, device=device, banned=f"{name}.step")
     for i, p in enumerate(params):
         assert_device(p, device, name=f"{name}: parameter {i} after step")
-        assert p.dtype == torch.float32, f"{name}: parameter {i} became {p.dtype}"
+        assert p.dtype == dtype, f"{name}: parameter {i} became {p.dtype}"
         for key, value in opt.state[p].items():
             if isinstance(value, torch.Tensor) and value.shape == p.shape:
                 assert_device(value, device, name=f"{name}: state[{key!r}] of parameter {i}")
@@ -422,21 +453,97 @@ def test_runs_on_device_with_state_on_device(impl, name, defaults, device):
                                                 f"{value.dtype}, the parameter {p.dtype}")
     if device != "meta":
         want, _, _ = run(lambda ps: getattr(torch.optim, name)(ps, **defaults), problem,
-                         dtype=torch.float32, device=device)
-        compare(got, want, f"{name}({defaults}) on {device}", tol=TOL32)
+                         dtype=dtype, device=device)
+        compare(got, want, f"{name}({defaults}) on {device} in {dtype}",
+                tol=TOL32 if dtype == torch.float32 else TOL)
 
 
-def test_bad_arguments_raise_value_error_naming_them(impl):
+# Each bad argument alone, every other argument valid, so a check on the wrong argument fails.
+_SGD_OK = dict(lr=0.1, momentum=0.5, weight_decay=0.1)
+_ADAM_OK = dict(lr=0.1, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("name, key, value", [
+    ("SGD", "lr", -0.1), ("SGD", "momentum", -0.5), ("SGD", "weight_decay", -1.0),
+    ("Adam", "lr", -1e-3), ("Adam", "eps", -1e-8), ("Adam", "weight_decay", -0.1),
+])
+def test_negative_arguments_raise_value_error_naming_them(impl, name, key, value):
     p = [torch.nn.Parameter(torch.zeros(2))]
-    assert_raises_naming(ValueError, "lr", impl.SGD, p, lr=-0.1)
-    assert_raises_naming(ValueError, "momentum", impl.SGD, p, lr=0.1, momentum=-0.5)
-    assert_raises_naming(ValueError, "weight_decay", impl.SGD, p, lr=0.1, weight_decay=-1.0)
+    defaults = _SGD_OK if name == "SGD" else _ADAM_OK
+    assert_raises_naming(ValueError, key, getattr(impl, name), p, **{**defaults, key: value})
+
+
+@pytest.mark.parametrize("name, key", [
+    ("SGD", "lr"), ("SGD", "momentum"), ("SGD", "weight_decay"),
+    ("Adam", "lr"), ("Adam", "eps"), ("Adam", "weight_decay"),
+])
+def test_nan_arguments_raise_value_error_naming_them(impl, name, key):
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    defaults = _SGD_OK if name == "SGD" else _ADAM_OK
+    assert_raises_naming(ValueError, key, getattr(impl, name), p, **{**defaults, key: NAN})
+
+
+@pytest.mark.parametrize("betas", [(1.0, 0.999), (0.9, 1.0), (-1e-3, 0.999), (0.9, -0.1),
+                                   (NAN, 0.999), (0.9, NAN)],
+                         ids=["beta1=1", "beta2=1", "beta1<0", "beta2<0", "beta1=nan", "beta2=nan"])
+def test_betas_outside_range_raise_value_error_naming_betas(impl, betas):
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    assert_raises_naming(ValueError, "betas", impl.Adam, p, **{**_ADAM_OK, "betas": betas})
+
+
+def test_nesterov_without_momentum_raises_value_error_naming_nesterov(impl):
+    p = [torch.nn.Parameter(torch.zeros(2))]
     assert_raises_naming(ValueError, "nesterov", impl.SGD, p, lr=0.1, nesterov=True)
-    assert_raises_naming(ValueError, "lr", impl.Adam, p, lr=-1e-3)
-    assert_raises_naming(ValueError, "eps", impl.Adam, p, eps=-1e-8)
-    assert_raises_naming(ValueError, "weight_decay", impl.Adam, p, weight_decay=-0.1)
-    assert_raises_naming(ValueError, "betas", impl.Adam, p, betas=(1.0, 0.999))
-    assert_raises_naming(ValueError, "betas", impl.Adam, p, betas=(0.9, -0.1))
-    # Boundary values torch accepts must be accepted too.
-    impl.SGD(p, lr=0.0, momentum=0.0, weight_decay=0.0)
-    impl.Adam(p, lr=0.0, betas=(0.0, 0.0), eps=0.0, weight_decay=0.0)
+    assert_raises_naming(ValueError, "nesterov", impl.SGD, p, lr=0.1, momentum=0.0, nesterov=True)
+
+
+@pytest.mark.parametrize("name, key, value", [
+    ("SGD", "lr", 0.0), ("SGD", "momentum", 0.0), ("SGD", "weight_decay", 0.0),
+    ("SGD", "momentum", 0), ("Adam", "lr", 0.0), ("Adam", "eps", 0.0),
+    ("Adam", "weight_decay", 0.0), ("Adam", "betas", (0.0, 0.999)), ("Adam", "betas", (0.9, 0.0)),
+    ("Adam", "betas", (0.0, 0.0)), ("Adam", "betas", (0.999999, 0.999999)),
+], ids=["SGD-lr=0", "SGD-momentum=0.0", "SGD-weight_decay=0", "SGD-momentum=int0", "Adam-lr=0",
+        "Adam-eps=0", "Adam-weight_decay=0", "Adam-beta1=0", "Adam-beta2=0", "Adam-betas=0",
+        "Adam-betas-near-1"])
+def test_included_range_ends_are_accepted_and_step_like_torch(impl, name, key, value):
+    """One boundary value at a time (the others ordinary), and the optimizer built with it must
+    also step exactly like torch's."""
+    defaults = {**(_SGD_OK if name == "SGD" else _ADAM_OK), key: value}
+    try:
+        getattr(impl, name)([torch.nn.Parameter(torch.zeros(2))], **defaults)
+    except ValueError as exc:
+        raise AssertionError(f"{name}({key}={value!r}) raised ValueError ({str(exc)[:200]}), but "
+                             f"{value!r} is inside the allowed range") from None
+    problem = make_problem([(3,), (2, 2)], seed=9, steps=10)
+    check_against_torch(impl, name, defaults, [([0, 1], {})], problem)
+
+
+@pytest.mark.parametrize("name, defaults", [
+    ("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.1)),
+], ids=["SGD", "Adam"])
+def test_params_given_as_a_generator(impl, name, defaults):
+    """``model.parameters()`` is a one-shot generator: every parameter must still be optimized."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2)).double()
+    twin = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2)).double()
+    twin.load_state_dict(model.state_dict())
+    try:
+        opt = getattr(impl, name)(model.parameters(), **defaults)
+    except ValueError as exc:
+        raise AssertionError(f"{name}(model.parameters(), ...) raised ValueError ({str(exc)[:200]}): "
+                             "params may be any iterable, a one-shot generator included") from None
+    ref = getattr(torch.optim, name)(twin.parameters(), **defaults)
+    x = torch.randn(5, 3, dtype=torch.float64)
+    for step in range(3):
+        for m, o in ((model, opt), (twin, ref)):
+            o.zero_grad()
+            m(x).square().sum().backward()
+            if o is opt:
+                with torch_optim_kernels_banned(f"{name}.step"):
+                    o.step()
+            else:
+                o.step()
+        for (key, got), want in zip(model.state_dict().items(), twin.state_dict().values()):
+            assert_close(got, want, **TOL, name=f"{name}(model.parameters(), ...): {key} after "
+                                                f"step {step + 1}")

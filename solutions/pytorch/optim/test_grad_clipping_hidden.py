@@ -20,7 +20,6 @@ from grader.checks import (
     assert_device,
     assert_raises_naming,
     assert_tensor,
-    autocast,
     device_params,
     shapes,
 )
@@ -294,15 +293,16 @@ def test_devices_and_dtypes(impl, device, dtype):
     assert norm.dtype == dtype, f"{label}: the returned norm is {norm.dtype}, expected {dtype}"
 
 
-def test_under_autocast(impl):
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
+def test_under_autocast(impl, low):
     gen = torch.Generator().manual_seed(4)
     grads = [torch.randn(6, 5, generator=gen) * 3, torch.randn(5, generator=gen)]
     params = make_params(grads, dtype=torch.float32)
     expected = clone_params(params)
     want = torch.nn.utils.clip_grad_norm_(expected, 1.0)
-    with autocast("cpu"):
+    with torch.autocast("cpu", dtype=low):
         got = run_learner(impl, params, 1.0)
-    label = "float32 gradients inside torch.autocast('cpu') (bfloat16)"
+    label = f"float32 gradients inside torch.autocast('cpu', dtype={low})"
     got = assert_tensor(got, name=label)
     assert got.dtype == torch.float32, f"{label}: the returned norm is {got.dtype}, expected float32"
     assert_close(got, want, **TOL32, name=f"{label}: the returned norm")
@@ -310,21 +310,69 @@ def test_under_autocast(impl):
         assert_close(p.grad, q.grad, **TOL32, name=f"{label}: gradient {i}")
 
 
-@pytest.mark.points(2)
-def test_bad_arguments(impl):
-    def params() -> list[torch.Tensor]:
-        return make_params([torch.tensor([3.0, 4.0])])
+def one_param() -> list[torch.Tensor]:
+    return make_params([torch.tensor([3.0, 4.0])])
 
-    for bad in ("1.0", None):
-        assert_raises_naming(TypeError, "max_norm", impl.clip_grad_norm, params(), bad)
-    for bad in (-1.0, float("nan")):
-        assert_raises_naming(ValueError, "max_norm", impl.clip_grad_norm, params(), bad)
-    for bad in ("2", None):
-        assert_raises_naming(TypeError, "norm_type", impl.clip_grad_norm, params(), 1.0, norm_type=bad)
-    for bad in (0, -1.0, -INF, float("nan")):
-        assert_raises_naming(ValueError, "norm_type", impl.clip_grad_norm, params(), 1.0, norm_type=bad)
-    for bad in (3.0, [1.0, 2.0], None):
-        assert_raises_naming(TypeError, "parameters", impl.clip_grad_norm, bad, 1.0)
-    # Edge values that are fine: max_norm=0 zeroes the gradients, max_norm=inf never clips.
-    check_against_torch(impl, params(), 0.0, label="max_norm=0")
-    check_against_torch(impl, params(), INF, label="max_norm=inf")
+
+# Each bad argument alone, every other argument valid, so a check on the wrong argument fails.
+@pytest.mark.parametrize("bad", ["1.0", None], ids=["str", "None"])
+def test_max_norm_not_a_real_number_raises_type_error(impl, bad):
+    assert_raises_naming(TypeError, "max_norm", impl.clip_grad_norm, one_param(), bad)
+
+
+@pytest.mark.parametrize("bad", [-1.0, -1e-12, -INF, float("nan")], ids=["-1", "-1e-12", "-inf", "nan"])
+def test_max_norm_negative_or_nan_raises_value_error(impl, bad):
+    assert_raises_naming(ValueError, "max_norm", impl.clip_grad_norm, one_param(), bad)
+
+
+@pytest.mark.parametrize("bad", ["2", "inf", None], ids=["str", "str-inf", "None"])
+def test_norm_type_not_a_real_number_raises_type_error(impl, bad):
+    assert_raises_naming(TypeError, "norm_type", impl.clip_grad_norm, one_param(), 1.0, norm_type=bad)
+
+
+@pytest.mark.parametrize("bad", [0, 0.0, -1.0, -INF, float("nan")], ids=["int0", "0.0", "-1", "-inf", "nan"])
+def test_norm_type_not_positive_raises_value_error(impl, bad):
+    assert_raises_naming(ValueError, "norm_type", impl.clip_grad_norm, one_param(), 1.0, norm_type=bad)
+
+
+@pytest.mark.parametrize("bad", [3.0, [1.0, 2.0], None], ids=["float", "list-of-floats", "None"])
+def test_parameters_not_tensors_raise_type_error(impl, bad):
+    assert_raises_naming(TypeError, "parameters", impl.clip_grad_norm, bad, 1.0)
+
+
+@pytest.mark.parametrize("max_norm", [0.0, 0, INF, 1], ids=["0.0", "int0", "inf", "int1"])
+def test_allowed_max_norm_ends_and_ints(impl, max_norm):
+    """max_norm=0 zeroes the gradients, inf never clips, and an int is a real number too."""
+    check_against_torch(impl, one_param(), max_norm, label=f"max_norm={max_norm!r}")
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("norm_type", [1.0, 2.0, 3.0, 0.5, INF, 2, 1e-3],
+                         ids=["1", "2", "3", "0.5", "inf", "int2", "1e-3"])
+def test_each_norm_type_matches_torch(impl, norm_type):
+    """Every norm the contract names, on several gradients of mixed signs (one without .grad)."""
+    gen = torch.Generator().manual_seed(5)
+    grads = [torch.randn(3, 2, generator=gen, dtype=torch.float64), None,
+             torch.randn(4, generator=gen, dtype=torch.float64) * 3]
+    check_against_torch(impl, make_params(grads, [(3, 2), (2,), (4,)]), 0.5, norm_type=norm_type,
+                        label=f"three parameters (one without .grad), norm_type={norm_type!r}")
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "generator", "dict values"])
+def test_container_kinds(impl, kind):
+    """A list, a tuple, a one-shot generator or any other iterable of tensors."""
+    gen = torch.Generator().manual_seed(6)
+    grads = [torch.randn(2, 3, generator=gen, dtype=torch.float64) * 4, None,
+             torch.randn(5, generator=gen, dtype=torch.float64)]
+    params = make_params(grads, [(2, 3), (4,), (5,)])
+    expected = clone_params(params)
+    want = torch.nn.utils.clip_grad_norm_(expected, 1.0)
+    source = {"list": lambda: list(params), "tuple": lambda: tuple(params),
+              "generator": lambda: (p for p in params),
+              "dict values": lambda: dict(enumerate(params)).values()}[kind]()
+    got = run_learner(impl, source, 1.0)
+    label = f"parameters given as a {kind} of 3 tensors (one without .grad), max_norm=1"
+    assert_close(assert_tensor(got, name=label), want, **TOL64, name=f"{label}: the returned norm")
+    for i, (p, q) in enumerate(zip(params, expected)):
+        if q.grad is not None:
+            assert_close(p.grad, q.grad, **TOL64, name=f"{label}: gradient {i} after clipping")

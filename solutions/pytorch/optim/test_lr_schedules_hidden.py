@@ -86,7 +86,7 @@ def test_lr_at_matches_the_formula(impl, schedule, data):
 
 
 @given(schedule=schedules)
-def test_lr_at_phases_are_monotone_and_bounded(impl, schedule):
+def test_lr_at_phases_are_monotone_bounded_and_hit_their_ends(impl, schedule):
     warmup, total, ratio, base = schedule
     kw = dict(base_lr=base, warmup_steps=warmup, total_steps=total, min_lr_ratio=ratio)
     lrs = [lr_of(impl, s, **kw) for s in range(total + 10)]
@@ -102,6 +102,11 @@ def test_lr_at_phases_are_monotone_and_bounded(impl, schedule):
         low = 0.0 if s < warmup else base * ratio
         assert low - slack <= lr <= base + slack, (f"{label}: lr {lr!r} at step {s} is outside "
                                                    f"[{low!r}, {base!r}]")
+    for s, want, what in ((0, 0.0 if warmup else base, "the first step"),
+                          (warmup, base, "the end of warmup (the peak)"),
+                          (total, base * ratio, "total_steps (the floor)")):
+        assert close(lrs[s], want, base), (f"{label}: lr {lrs[s]!r} at step {s}, {what}, "
+                                           f"expected {want!r}")
 
 
 def make_optimizer(lrs: list[float]) -> torch.optim.Optimizer:
@@ -170,15 +175,84 @@ def test_scheduler_resumes_from_state_dicts(impl, stop_at):
         check_lrs(fresh_opt, k, bases, warmup, total, ratio, label)
 
 
-def test_bad_arguments_raise_value_error_naming_them(impl):
-    kw = dict(base_lr=0.1, warmup_steps=2, total_steps=10, min_lr_ratio=0.0)
-    assert_raises_naming(ValueError, "step", impl.lr_at, -1, **kw)
-    assert_raises_naming(ValueError, "base_lr", impl.lr_at, 0, **{**kw, "base_lr": -0.1})
-    assert_raises_naming(ValueError, "warmup_steps", impl.lr_at, 0, **{**kw, "warmup_steps": -1})
-    assert_raises_naming(ValueError, "total_steps", impl.lr_at, 0, **{**kw, "total_steps": 2})
-    assert_raises_naming(ValueError, "min_lr_ratio", impl.lr_at, 0, **{**kw, "min_lr_ratio": 1.5})
-    assert_raises_naming(ValueError, "min_lr_ratio", impl.lr_at, 0, **{**kw, "min_lr_ratio": -0.1})
-    opt = make_optimizer([0.1])
-    assert_raises_naming(ValueError, "warmup_steps", impl.warmup_cosine, opt, -1, 10)
-    assert_raises_naming(ValueError, "total_steps", impl.warmup_cosine, opt, 5, 5)
-    assert_raises_naming(ValueError, "min_lr_ratio", impl.warmup_cosine, opt, 1, 5, 2.0)
+NAN = float("nan")
+GOOD = dict(base_lr=0.1, warmup_steps=2, total_steps=10, min_lr_ratio=0.0)
+
+
+# Each bad argument alone, every other argument valid, so a check on the wrong argument fails.
+@pytest.mark.parametrize("name, step, changes", [
+    ("step", -1, {}),
+    ("base_lr", 0, {"base_lr": -0.1}), ("base_lr", 0, {"base_lr": NAN}),
+    ("warmup_steps", 0, {"warmup_steps": -1}),
+    ("total_steps", 0, {"total_steps": 2}), ("total_steps", 0, {"total_steps": 1}),
+    ("min_lr_ratio", 0, {"min_lr_ratio": 1.5}), ("min_lr_ratio", 0, {"min_lr_ratio": 1.0 + 1e-9}),
+    ("min_lr_ratio", 0, {"min_lr_ratio": -0.1}), ("min_lr_ratio", 0, {"min_lr_ratio": NAN}),
+], ids=["step=-1", "base_lr<0", "base_lr=nan", "warmup<0", "total=warmup", "total<warmup",
+        "ratio=1.5", "ratio=1+1e-9", "ratio<0", "ratio=nan"])
+def test_lr_at_bad_arguments_raise_value_error_naming_them(impl, name, step, changes):
+    assert_raises_naming(ValueError, name, impl.lr_at, step, **{**GOOD, **changes})
+
+
+@pytest.mark.parametrize("name, args", [
+    ("warmup_steps", (-1, 10)), ("total_steps", (5, 5)), ("total_steps", (5, 4)),
+    ("min_lr_ratio", (1, 5, 2.0)), ("min_lr_ratio", (1, 5, -0.5)), ("min_lr_ratio", (1, 5, NAN)),
+], ids=["warmup<0", "total=warmup", "total<warmup", "ratio>1", "ratio<0", "ratio=nan"])
+def test_warmup_cosine_checks_its_arguments_when_called(impl, name, args):
+    assert_raises_naming(ValueError, name, impl.warmup_cosine, make_optimizer([0.1]), *args)
+
+
+# One included end at a time, with the lrs it must give: (step, changes, expected lr).
+INCLUDED_ENDS = {
+    "step=0": (0, {}, 0.0),
+    "base_lr=0": (5, {"base_lr": 0.0}, 0.0),
+    "base_lr=0-warmup": (1, {"base_lr": 0.0}, 0.0),
+    "warmup=0": (5, {"warmup_steps": 0}, 0.05),
+    "total=warmup+1": (3, {"total_steps": 3}, 0.0),
+    "total=warmup+1-warmup": (1, {"total_steps": 3}, 0.05),
+    "ratio=0": (10, {"min_lr_ratio": 0.0}, 0.0),
+    "ratio=1": (1, {"min_lr_ratio": 1.0}, 0.05),
+    "ratio=1-floor": (12, {"min_lr_ratio": 1.0}, 0.1),
+}
+
+
+@pytest.mark.parametrize("case", list(INCLUDED_ENDS))
+def test_included_range_ends_are_accepted(impl, case):
+    step, changes, want = INCLUDED_ENDS[case]
+    kw = {**GOOD, **changes}
+    try:
+        got = lr_of(impl, step, **kw)
+    except ValueError as exc:
+        raise AssertionError(f"lr_at({step}, {kw}) raised ValueError ({str(exc)[:200]}), but every "
+                             "argument is inside its allowed range") from None
+    assert close(got, want, 0.1), f"lr_at({step}, {kw}) = {got!r}, expected {want!r}"
+
+
+@pytest.mark.parametrize("step, kw, want", [
+    (3, dict(base_lr=2, warmup_steps=4, total_steps=8, min_lr_ratio=0), 1.5),
+    (6, dict(base_lr=2, warmup_steps=4, total_steps=8, min_lr_ratio=0), 1.0),
+    (8, dict(base_lr=2, warmup_steps=4, total_steps=8, min_lr_ratio=0), 0.0),
+    (20, dict(base_lr=2, warmup_steps=4, total_steps=8, min_lr_ratio=1), 2.0),
+    (20, dict(base_lr=2, warmup_steps=0, total_steps=8, min_lr_ratio=0), 0.0),
+], ids=["warmup", "cosine", "at-total", "after-total-ratio1", "after-total-ratio0"])
+def test_lr_at_returns_a_float_for_int_arguments(impl, step, kw, want):
+    got = lr_of(impl, step, **kw)
+    assert close(got, want), f"lr_at({step}, {kw}) = {got!r}, expected {want!r}"
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("warmup", [0, 3])
+def test_base_lr_is_the_initial_lr_an_earlier_scheduler_recorded(impl, warmup):
+    """StepLR ran first: it recorded initial_lr 0.5 / 0.2 and cut lr to 0.05 / 0.02. LambdaLR
+    keeps the recorded initial_lr, so the schedule's base lrs are 0.5 and 0.2."""
+    opt = make_optimizer([0.5, 0.2])
+    earlier = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.1)
+    opt.step()
+    earlier.step()
+    total, ratio = warmup + 6, 0.1
+    sched = impl.warmup_cosine(opt, warmup, total, ratio)
+    label = "warmup_cosine on an optimizer whose lr a StepLR had already cut from 0.5/0.2 to 0.05/0.02"
+    check_lrs(opt, 0, [0.5, 0.2], warmup, total, ratio, label)
+    for k in range(1, total + 2):
+        opt.step()
+        sched.step()
+        check_lrs(opt, k, [0.5, 0.2], warmup, total, ratio, label)

@@ -39,6 +39,10 @@ class Blockish(nn.Module):
         self.parts = nn.ModuleDict({"proj": Blockish.MyLinear(d, d), "norm": nn.LayerNorm(d)})
 
 
+class MyConv2d(nn.Conv2d):
+    """A convolution subclass: still a convolution, so its weight is decayed."""
+
+
 # kind -> (builder(d), names of the parameters that are decayed)
 KINDS: dict[str, tuple[Callable[[int], nn.Module], set[str]]] = {
     "Linear": (lambda d: nn.Linear(d, d), {"weight"}),
@@ -46,12 +50,18 @@ KINDS: dict[str, tuple[Callable[[int], nn.Module], set[str]]] = {
     "Conv1d": (lambda d: nn.Conv1d(d, d, 3), {"weight"}),
     "Conv2d": (lambda d: nn.Conv2d(d, d, 1), {"weight"}),
     "Conv3d": (lambda d: nn.Conv3d(d, 2, 1, bias=False), {"weight"}),
+    "ConvTranspose1d": (lambda d: nn.ConvTranspose1d(d, d, 2), {"weight"}),
     "ConvTranspose2d": (lambda d: nn.ConvTranspose2d(d, d, 2), {"weight"}),
+    "ConvTranspose3d": (lambda d: nn.ConvTranspose3d(d, 2, 1), {"weight"}),
+    "MyConv2d(Conv2d subclass)": (lambda d: MyConv2d(d, d, 1), {"weight"}),
     "BatchNorm1d": (lambda d: nn.BatchNorm1d(d), set()),
     "BatchNorm2d": (lambda d: nn.BatchNorm2d(d), set()),
+    "BatchNorm3d": (lambda d: nn.BatchNorm3d(d), set()),
     "LayerNorm": (lambda d: nn.LayerNorm(d), set()),
     "GroupNorm": (lambda d: nn.GroupNorm(1, d), set()),
+    "InstanceNorm1d(affine)": (lambda d: nn.InstanceNorm1d(d, affine=True), set()),
     "InstanceNorm2d(affine)": (lambda d: nn.InstanceNorm2d(d, affine=True), set()),
+    "InstanceNorm3d(affine)": (lambda d: nn.InstanceNorm3d(d, affine=True), set()),
     "RMSNorm": (lambda d: nn.RMSNorm(d), set()),
     "Embedding": (lambda d: nn.Embedding(7, d), set()),
     "EmbeddingBag": (lambda d: nn.EmbeddingBag(7, d), set()),
@@ -195,11 +205,57 @@ def test_works_on_any_device(impl, device):
             assert_device(p, device, name="a parameter in the groups")
 
 
-def test_weight_decay_value_is_used_and_checked(impl):
+@pytest.mark.parametrize("weight_decay", [0.25, 0.0, 3.0], ids=["0.25", "0", "3"])
+def test_weight_decay_value_is_used(impl, weight_decay):
+    """0 is inside the allowed range: the groups are built the same way."""
+    model, _ = build(["Linear", "LayerNorm"], [False, False])
+    try:
+        groups = groups_of(impl, model, weight_decay)
+    except ValueError as exc:
+        raise AssertionError(f"param_groups(model, {weight_decay}) raised ValueError "
+                             f"({str(exc)[:200]}), but {weight_decay} is an allowed weight_decay") from None
+    decays = {id(p): g["weight_decay"] for g in groups for p in g["params"]}
+    got = tuple(decays.get(id(p)) for p in (model.layer0.weight, model.layer0.bias,
+                                            model.layer1.weight))
+    want = (weight_decay, 0.0, 0.0)
+    assert got == want, (f"param_groups(model, {weight_decay}) put a Linear's weight and bias and a "
+                         f"LayerNorm's weight in groups with weight_decay {got}, expected {want}")
+
+
+@pytest.mark.parametrize("bad", [-0.1, -1e-12, float("nan")], ids=["-0.1", "-1e-12", "nan"])
+def test_bad_weight_decay_raises_value_error(impl, bad):
     model, _ = build(["Linear"], [False])
-    decays = {id(p): g["weight_decay"] for g in groups_of(impl, model, 0.25) for p in g["params"]}
-    got = (decays.get(id(model.layer0.weight)), decays.get(id(model.layer0.bias)))
-    assert got == (0.25, 0.0), (f"param_groups(model, 0.25) put the Linear's weight and bias in "
-                                f"groups with weight_decay {got}, expected (0.25, 0.0)")
-    assert_raises_naming(ValueError, "weight_decay", impl.param_groups, model, -0.1)
-    assert_raises_naming(TypeError, "model", impl.param_groups, [torch.zeros(2)], 0.1)
+    assert_raises_naming(ValueError, "weight_decay", impl.param_groups, model, bad)
+
+
+@pytest.mark.parametrize("bad", ["list of tensors", "None", "state_dict"])
+def test_model_that_is_not_a_module_raises_type_error(impl, bad):
+    module, _ = build(["Linear"], [False])
+    model = {"list of tensors": [torch.zeros(2)], "None": None, "state_dict": module.state_dict()}[bad]
+    assert_raises_naming(TypeError, "model", impl.param_groups, model, 0.1)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_layer_kind(impl, kind):
+    """One kind at a time, next to a plain Linear, so a failure names the kind that is wrong."""
+    model, expected = build([kind, "Linear"], [False, False])
+    check_classification(impl, model, expected, f"a model with a {kind} and a Linear")
+
+
+@pytest.mark.points(2)
+def test_tied_weight_is_not_decayed_whichever_owner_comes_first(impl):
+    """The output Linear is registered before the Embedding that shares its weight:
+    model.named_parameters() names the shared weight after the Linear, but the Embedding still
+    exempts it."""
+    class HeadFirst(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = nn.Linear(4, 11, bias=False)
+            self.body = nn.Linear(4, 4)
+            self.emb = nn.Embedding(11, 4)
+            self.emb.weight = self.head.weight
+
+    model = HeadFirst()
+    expected = {"head.weight": (True, False), "body.weight": (True, True), "body.bias": (True, False)}
+    check_classification(impl, model, expected,
+                         "an output Linear registered first, sharing its weight with an Embedding")

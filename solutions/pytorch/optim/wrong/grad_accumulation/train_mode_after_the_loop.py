@@ -1,0 +1,37 @@
+"""Wrong: calls model.train() after the loop instead of first, so a model handed over in eval mode
+runs every forward pass (dropout, batch norm) in eval mode. Breaks 'first, before any forward
+pass'."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Iterable
+
+import torch
+from torch import Tensor
+
+
+def train_accumulated(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                      loss_fn: Callable[[Tensor, Tensor], Tensor], batches: Iterable[Any],
+                      accum_steps: int) -> list[float]:
+    """One pass over ``batches`` with one optimizer step per ``accum_steps`` micro-batches."""
+    if isinstance(accum_steps, bool) or not isinstance(accum_steps, int) or accum_steps < 1:
+        raise ValueError(f"accum_steps must be an integer >= 1, got {accum_steps!r}")
+    iterator = iter(batches)
+    losses: list[float] = []
+    while True:
+        # Materialise only the (inputs, targets) pairs of one group: that is how we learn the
+        # size of a short last group before back-propagating any of it.
+        group = list(itertools.islice(iterator, accum_steps))
+        if not group:
+            model.train()
+            return losses
+        optimizer.zero_grad()
+        total = 0.0
+        for inputs, targets in group:
+            loss = loss_fn(model(inputs), targets)
+            # Scale by the group's real size; backward now, so this graph is freed before the next.
+            (loss / len(group)).backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total / len(group))

@@ -1,0 +1,63 @@
+"""Wrong: demands a float max_norm (isinstance(max_norm, float)), so max_norm=1 or 0 given as an
+int raises TypeError although an int is a real number. Breaks 'a real number (int/float ...)'."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Real
+
+import torch
+from torch import Tensor
+
+EPS = 1e-6  # torch's: keeps a zero norm from dividing by zero
+
+
+def _check_real(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must not be nan")
+    return value
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Tensor:
+    """Scale all gradients in place so their global norm is at most ``max_norm``; return the norm."""
+    if not isinstance(max_norm, float):
+        raise TypeError(f"max_norm must be a float, got {type(max_norm).__name__}")
+    max_norm = _check_real(max_norm, "max_norm")
+    if max_norm < 0:
+        raise ValueError(f"max_norm must be >= 0, got {max_norm}")
+    norm_type = _check_real(norm_type, "norm_type")
+    if norm_type <= 0:
+        raise ValueError(f"norm_type must be > 0 (or inf), got {norm_type}")
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]  # iterating a tensor would walk over its rows
+    else:
+        try:
+            parameters = list(parameters)  # a generator can only be walked once
+        except TypeError:
+            raise TypeError("parameters must be a tensor or an iterable of tensors, got "
+                            f"{type(parameters).__name__}") from None
+        bad = [type(p).__name__ for p in parameters if not isinstance(p, Tensor)]
+        if bad:
+            raise TypeError(f"parameters must hold only tensors, got a {bad[0]}")
+
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return torch.tensor(0.0)
+    with torch.no_grad():
+        # The norm of the per-gradient norms equals the norm of their concatenation, for any p.
+        device = grads[0].device
+        norms = torch.stack([torch.linalg.vector_norm(g, norm_type).to(device) for g in grads])
+        total_norm = torch.linalg.vector_norm(norms, norm_type)
+        if error_if_nonfinite and not bool(torch.isfinite(total_norm)):
+            raise RuntimeError(f"the total gradient norm of order {norm_type} is {total_norm.item()}, "
+                               "so it cannot be clipped (error_if_nonfinite=True)")
+        # Clamp instead of branching: no GPU -> CPU sync, and never a coefficient above 1.
+        coef = torch.clamp(max_norm / (total_norm + EPS), max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.device))
+    return total_norm

@@ -1,0 +1,34 @@
+"""Wrong: lists the decayed kinds as Linear and Conv1d/2d/3d, forgetting the transposed
+convolutions, whose weights are then not decayed. Breaks 'every convolution (... and
+nn.ConvTranspose1d/2d/3d)'."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+_DECAYED_KINDS = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+
+
+def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """Parameter groups for ``model``: Linear/conv weights decayed, everything else not."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    # A parameter is decayed only if every owner holds it as a Linear/conv weight; one
+    # no-decay owner (an embedding tied to the output layer) is enough to exempt it.
+    exempt: set[int] = set()
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            if not (isinstance(module, _DECAYED_KINDS) and name == "weight"):
+                exempt.add(id(param))
+    decay, no_decay = [], []
+    for param in model.parameters():  # each shared parameter once, in a stable order
+        if not param.requires_grad:
+            continue
+        (no_decay if id(param) in exempt else decay).append(param)
+    groups = [{"params": decay, "weight_decay": float(weight_decay)},
+              {"params": no_decay, "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
