@@ -127,6 +127,16 @@ def read_manifest(root: Path) -> dict | None:
     return None
 
 
+def _manifest_home(folder: Path) -> Path:
+    """Where a manifest lies when no exercise module does (a candidate who handed in nothing
+    still gets the take-home's exercises graded, as not started)."""
+    found = sorted((p for p in folder.rglob(MANIFEST_NAME)
+                    if len(p.relative_to(folder).parts) <= MAX_SEARCH_DEPTH + 1
+                    and not _NEVER_ROOTS & set(p.relative_to(folder).parts)),
+                   key=lambda p: len(p.parts))
+    return found[0].parent if found else folder
+
+
 def looked_for(exercises: list[catalog.Exercise], limit: int = 3) -> str:
     names = [ex.relpath.as_posix() for ex in exercises]
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
@@ -159,8 +169,11 @@ def open_submission(path: Path, exercises: list[catalog.Exercise] | None = None)
                                   f"one, not this file: {path}")
         search = exercises or list(catalog.load_catalog().values())
         root = find_exercise_root(folder, search)
-        manifest = read_manifest(root) if root is not None else None
+        manifest = read_manifest(root if root is not None else _manifest_home(folder))
         if root is None:
+            if manifest is not None and not exercises:
+                known = catalog.load_catalog()
+                search = [known[i] for i in manifest["exercises"] if i in known] or search
             problems.insert(0, f"no exercise module found; looked for {looked_for(search)} "
                                f"(at the top of {path.name} and up to {MAX_SEARCH_DEPTH} folders down)")
             root = folder

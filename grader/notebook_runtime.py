@@ -34,6 +34,11 @@ from typing import Any
 
 from grader._timelimit import TestTimeout, time_limit
 
+# Hypothesis keeps a cache folder (``.hypothesis/``, with this machine's paths) in the working
+# directory, which is the notebook's folder: nbgrader would copy it into the student's feedback.
+if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="drills-hypothesis-")
+
 DEFAULT_TEST_TIMEOUT_S = 60.0
 # Fixtures that kit tests take besides ``impl`` and their parameters.
 SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path")
@@ -73,6 +78,27 @@ class TestModule:
         linecache.cache[self.module.__file__] = (len(source), None, source.splitlines(True),
                                                  self.module.__file__)
         exec(compile(source, self.module.__file__, "exec"), self.module.__dict__)  # noqa: S102 - the kit's own tests
+
+    @classmethod
+    def from_kit(cls, exercise_id: str, kind: str) -> TestModule:
+        """The exercise's ``public`` or ``hidden`` test file, read from the kit on this machine
+        (``$DRILLS_KIT_ROOT``, see ``grader.catalog.find_kit_root``): a notebook then holds no
+        hidden test source that nbgrader's feedback could show.
+
+        Raises:
+            RuntimeError: the kit or the test file is not on this machine.
+        """
+        from grader import catalog
+
+        try:
+            ex = catalog.get_exercise(exercise_id)
+        except catalog.CatalogError as exc:
+            raise RuntimeError(f"cannot load the {kind} tests of {exercise_id}: {exc}") from None
+        path = ex.hidden_tests if kind == "hidden" else ex.public_tests
+        if not path.is_file():
+            raise RuntimeError(f"the {kind} tests of {exercise_id} are not on this machine (no "
+                               f"{path}); set DRILLS_KIT_ROOT to the tensor-drills kit that holds them")
+        return cls(exercise_id, kind, path.read_text(encoding="utf-8"))
 
     def run(self, test_name: str, namespace: dict, params: dict[str, int] | None = None,
             timeout: float = DEFAULT_TEST_TIMEOUT_S) -> None:

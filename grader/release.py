@@ -329,12 +329,10 @@ def audit(bundle: Path, solutions: Path | None = None) -> list[str]:
 
 
 def _stub_text(ex: catalog.Exercise) -> str:
-    text = ex.stub.read_text(encoding="utf-8")
-    if not stubs.looks_like_stub(text):  # the maintainer has been solving it in place
-        text, _ = stubs.pristine_stub(ex)
-    if not stubs.looks_like_stub(text):
-        raise ReleaseError(f"no untouched stub of {ex.id} to ship")
-    return text
+    try:
+        return stubs.untouched_stub(ex)
+    except stubs.StubError as exc:
+        raise ReleaseError(f"no untouched stub of {ex.id} to ship: {exc}") from None
 
 
 def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | None = None) -> Path:
