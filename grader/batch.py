@@ -138,6 +138,28 @@ def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
     return report.to_dict(), formats.render_markdown(report)
 
 
+def flag_odd_selections(results: dict[str, dict]) -> list[str]:
+    """Flag each result graded on another set of exercises than most of the batch; return their
+    names. Without ``--exercise`` a take-home's entries are graded on the manifest each one
+    carries, which its candidate could have edited."""
+    selections = {name: tuple(sorted(ex["id"] for ex in data["exercises"]))
+                  for name, data in results.items() if data["exercises"]}
+    if not selections:
+        return []
+    counts: dict[tuple[str, ...], int] = {}
+    for selection in selections.values():
+        counts[selection] = counts.get(selection, 0) + 1
+    usual = max(counts, key=counts.get)
+    odd = [name for name, selection in selections.items() if selection != usual]
+    for name in odd:
+        flag = (f"graded on other exercises than most of this batch ({', '.join(selections[name])} "
+                f"instead of {', '.join(usual)}): was its take-home manifest edited? Grade with "
+                "--exercise to fix the selection")
+        if flag not in results[name]["flags"]:
+            results[name]["flags"].append(flag)
+    return odd
+
+
 def write_gradebook(out: Path, names: list[str], exercises: list[catalog.Exercise] | None = None) -> Path:
     """``gradebook.csv``: one row per submission with a result on disk, a column per exercise.
 
@@ -265,4 +287,10 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         _forkserver.close_all()
+    if exercise_ids is None:
+        stored = {e.name: json.loads((out / "results" / f"{e.name}.json").read_text(encoding="utf-8"))
+                  for e in entries if (out / "results" / f"{e.name}.json").is_file()}
+        for name in flag_odd_selections(stored):
+            log(f"{name}: {stored[name]['flags'][-1]}")
+            _write_atomic(out / "results" / f"{name}.json", json.dumps(stored[name], indent=2))
     return write_gradebook(out, [e.name for e in entries], exercises)

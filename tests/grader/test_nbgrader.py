@@ -39,6 +39,8 @@ NOISY_REFERENCE = EX.reference.read_text().replace(
     "    return x @ weight.T + bias")
 WRONG = (EX.reference.parent / "wrong" / EX.stem / "sqrt_then_square.py").read_text()
 STUDENTS = {"alice": NOISY_REFERENCE, "bob": WRONG}
+# Real nbgrader runs real kernels: four nbgrader commands in one module fixture.
+pytestmark = pytest.mark.timeout(1800)
 
 
 def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:

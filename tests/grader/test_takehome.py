@@ -170,3 +170,19 @@ def test_empty_batch_folder_is_an_error(tmp_path, capsys):
     (tmp_path / "none").mkdir()
     assert main(["batch", str(tmp_path / "none"), "--out", str(tmp_path / "out")]) == 2
     assert "no submissions in" in capsys.readouterr().err
+
+
+def test_a_selection_unlike_the_rest_of_the_batch_is_flagged():
+    """Without --exercise each returned take-home is graded on its own manifest: one that
+    differs from the rest (edited by its candidate?) is flagged for review."""
+    from grader.batch import flag_odd_selections
+
+    def result(*ids):
+        return {"exercises": [{"id": i} for i in ids], "flags": []}
+
+    results = {"a": result(EX.id, "pytorch.nn.mlp"), "b": result("pytorch.nn.mlp", EX.id),
+               "c": result(EX.id), "d": {"exercises": [], "flags": []}}
+    assert flag_odd_selections(results) == ["c"]
+    assert "was its take-home manifest edited" in results["c"]["flags"][0]
+    assert not results["a"]["flags"] and not results["d"]["flags"]
+    assert flag_odd_selections(results) == ["c"] and len(results["c"]["flags"]) == 1  # once only
