@@ -34,11 +34,6 @@ from typing import Any
 
 from grader._timelimit import TestTimeout, time_limit
 
-# Hypothesis keeps a cache folder (``.hypothesis/``, with this machine's paths) in the working
-# directory, which is the notebook's folder: nbgrader would copy it into the student's feedback.
-if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
-    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="drills-hypothesis-")
-
 DEFAULT_TEST_TIMEOUT_S = 60.0
 # Fixtures that kit tests take besides ``impl`` and their parameters.
 SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path")
@@ -68,6 +63,11 @@ class TestModule:
     def __init__(self, exercise_id: str, kind: str, source: str) -> None:
         from grader.pytest_plugin import _configure_hypothesis
 
+        # Hypothesis keeps a cache folder (``.hypothesis/``, with this machine's paths) in the
+        # working directory, the notebook's folder, which nbgrader copies into the student's
+        # feedback. It reads this variable when it first stores something.
+        if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+            os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="drills-hypothesis-")
         _configure_hypothesis(grading=True)
         self.exercise_id, self.kind = exercise_id, kind
         self.module = types.ModuleType(f"_drills_notebook_{kind}_tests_{exercise_id.replace('.', '__')}")
