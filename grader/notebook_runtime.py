@@ -109,6 +109,7 @@ class TestModule:
         """
         from _pytest.outcomes import OutcomeException
 
+        __tracebackhide__ = True  # IPython leaves this frame out of the failure's traceback
         fn = getattr(self.module, test_name)
         values = _parametrized_args(fn, params or {})
         label = test_name + (f"[{'-'.join(str(values[k]) for k in params)}]" if params else "")

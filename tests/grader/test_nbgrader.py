@@ -154,13 +154,28 @@ def test_feedback_shows_hidden_outcomes_never_hidden_test_source(course):
         text = _visible_text(page.read_text())
         leaked = [line for line in hidden_lines if line in text]
         assert not leaked, (student, leaked[:5])
-        assert "BEGIN HIDDEN TESTS" not in text
+        # The graded notebook the page shows: between nbgrader's markers, references by name only.
+        graded = nbformat.read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+        regions = [re.search(r"### BEGIN HIDDEN TESTS\n(.*?)\n### END HIDDEN TESTS", c.source, re.DOTALL)
+                   for c in graded.cells if "BEGIN HIDDEN TESTS" in c.source]
+        assert len(regions) == 1 + len(_hidden_cases()) and all(regions)
+        allowed = re.compile(r"from grader\.notebook_runtime import TestModule|"
+                             r"hidden_tests = TestModule\.from_kit\('[\w.]+', 'hidden'\)|"
+                             r"hidden_tests\.run\('\w+', globals\(\)(, params=\{[^}]*\})?\)")
+        code = [line for region in regions for line in region.group(1).splitlines() if line.strip()]
+        assert all(allowed.fullmatch(line) for line in code), code
         # The outcome of each hidden test is there: its name, and for bob the failure message.
         assert "test_pairwise_gradient_finite_where_rows_coincide" in text
     bob = _visible_text((course / "feedback" / "bob" / ASSIGNMENT / f"{EX.id}.html").read_text())
     assert "gradient is not finite where two rows are equal" in bob
     # The check has teeth: the public tests' own code is shown, and found the same way.
     assert any(line in bob for line in _source_lines(EX.public_tests))
+
+
+def _hidden_cases():
+    from grader.nbgrader_export import collect_cases
+
+    return [c for c in collect_cases([EX])[EX.id] if c.kind == "hidden"]
 
 
 def test_no_hypothesis_cache_reaches_students(course):
