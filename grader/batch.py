@@ -1,7 +1,10 @@
 """Grade a whole class: every subdirectory or zip of a folder is one submission.
 
+Each entry is a folder or a zip, wrapped however it was zipped (see ``grader.intake``); without
+exercise ids, a take-home's entries are graded on the exercises of their manifest.
 Results are written as each submission finishes (``<out>/results/<name>.json``, atomically), so
-an interrupted batch loses nothing and a rerun skips what is done unless ``force``. At the end a
+an interrupted batch loses nothing and a rerun skips what is done unless ``force`` (or unless the
+submission's files or the grading settings changed since). At the end a
 gradebook (``<out>/gradebook.csv``) and per-submission feedback (``<out>/feedback/<name>.md``)
 are written from all results on disk. A bad input (an empty folder, a broken zip, a stray file)
 gets a clear message and the batch goes on.
@@ -10,24 +13,25 @@ gets a clear message and the batch goes on.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TextIO
 
-from grader import _forkserver, catalog, formats, similarity
+from grader import __version__, _forkserver, catalog, formats
 from grader.sandbox import Limits, kill_all
-from grader.scoring import SubmissionError, score_submission, select_exercises
+from grader.scoring import SubmissionError, score_path, select_exercises
 
-MAX_UNZIPPED_BYTES = 64 << 20
+# Never part of what a submission is: environments and caches a candidate may have zipped along.
+_NOT_CONTENT = {"__pycache__", ".git", ".venv", "venv", "site-packages", "node_modules", ".hypothesis",
+                ".pytest_cache", ".ipynb_checkpoints"}
 
 
 class BatchError(ValueError):
@@ -42,7 +46,11 @@ class Entry:
 
 
 def discover(folder: Path) -> list[Entry]:
-    """One entry per subdirectory or ``.zip`` in ``folder``, sorted by name."""
+    """One entry per subdirectory or ``.zip`` in ``folder``, sorted by name.
+
+    Raises:
+        BatchError: ``folder`` is missing, not a folder, or holds no submission at all.
+    """
     if not folder.exists():
         raise BatchError(f"submissions folder not found: {folder}")
     if not folder.is_dir():
@@ -54,36 +62,50 @@ def discover(folder: Path) -> list[Entry]:
         if path.is_dir():
             empty = not any(p.is_file() for p in path.rglob("*"))
             entries.append(Entry(path.name, path, "the submission folder is empty" if empty else ""))
-        elif path.suffix == ".zip":
+        elif path.suffix.lower() == ".zip":
             entries.append(Entry(path.stem, path))
         else:
             entries.append(Entry(path.name, path, "not a folder or a .zip file: skipped"))
+    if not entries:
+        raise BatchError(f"no submissions in {folder}: expected one subfolder or .zip file per "
+                         "submission")
     return entries
 
 
-def _unpack(zip_path: Path, dest: Path) -> Path:
-    """Extract safely (no absolute or ``..`` paths, no links, bounded size); return the root."""
-    try:
-        archive = zipfile.ZipFile(zip_path)
-    except zipfile.BadZipFile:
-        raise SubmissionError(f"{zip_path.name} is not a valid zip file") from None
-    with archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        if sum(m.file_size for m in members) > MAX_UNZIPPED_BYTES:
-            raise SubmissionError(f"{zip_path.name} unpacks to more than {MAX_UNZIPPED_BYTES >> 20} MiB")
-        for member in members:
-            rel = PurePosixPath(member.filename)
-            if rel.is_absolute() or ".." in rel.parts or (member.external_attr >> 16) & 0o170000 == 0o120000:
-                continue  # path traversal or a symlink: never extracted
-            target = dest.joinpath(*rel.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
-    children = [p for p in dest.iterdir() if p.name != "__MACOSX"]
-    # A zip of the folder itself (one top-level folder) is as good as a zip of its contents.
-    if len(children) == 1 and children[0].is_dir() and children[0].name not in catalog.FRAMEWORKS:
-        return children[0]
-    return dest
+def content_digest(path: Path) -> str:
+    """SHA-256 of a submission's files (names and bytes), environments and caches left out."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if d not in _NOT_CONTENT)
+        for name in sorted(filenames):
+            file = Path(dirpath, name)
+            digest.update(file.relative_to(path).as_posix().encode() + b"\0")
+            if file.is_file() and not file.is_symlink():
+                digest.update(file.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def grading_settings(exercise_ids: list[str] | None, limits: Limits) -> dict:
+    """What besides a submission's files decides its result; stored with each result."""
+    return {"exercises": sorted(set(exercise_ids)) if exercise_ids else "all or the take-home's",
+            "limits": dataclasses.asdict(limits), "kit_version": __version__}
+
+
+def stale_reason(stored: dict, digest: str, settings: dict) -> str:
+    """Why a stored result no longer holds for the submission (empty when it does)."""
+    key = stored.get("batch") if isinstance(stored, dict) else None
+    if not isinstance(key, dict):
+        return "its stored result carries no record of what was graded"
+    if key.get("settings") != settings:
+        changed = sorted(k for k in settings if key.get("settings", {}).get(k) != settings[k])
+        return f"it was graded with other settings ({', '.join(changed) or 'unknown'} changed)"
+    if key.get("content_sha256") != digest:
+        return "its files changed since it was graded"
+    return ""
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -104,31 +126,56 @@ def _error_result(entry: Entry, message: str, exercises: list[catalog.Exercise])
 def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
                 hide: list[Path], fork: bool = False) -> tuple[dict, str]:
     """Grade one entry; returns (JSON-able result, markdown feedback). Never raises for bad input."""
-    exercises = select_exercises(exercise_ids)
+    exercises = select_exercises(exercise_ids) if exercise_ids else []
     if entry.problem:
         result = _error_result(entry, entry.problem, exercises)
         return result, f"## {entry.name}\n\nNot graded: {entry.problem}\n"
-    with tempfile.TemporaryDirectory(prefix="drills-unzip-") as tmp:
-        try:
-            root = _unpack(entry.path, Path(tmp)) if entry.path.suffix == ".zip" else entry.path
-            report = score_submission(root, exercise_ids, limits=limits, hide=hide, fork=fork)
-            similarity.flag_near_copies(report)  # while the unpacked copy still exists
-        except SubmissionError as exc:
-            result = _error_result(entry, str(exc), exercises)
-            return result, f"## {entry.name}\n\nNot graded: {exc}\n"
-    report.submission = str(entry.path)
+    try:
+        report = score_path(entry.path, exercise_ids, limits=limits, hide=hide, fork=fork)
+    except (SubmissionError, catalog.CatalogError) as exc:
+        result = _error_result(entry, str(exc), exercises)
+        return result, f"## {entry.name}\n\nNot graded: {exc}\n"
     return report.to_dict(), formats.render_markdown(report)
 
 
-def write_gradebook(out: Path, names: list[str], exercises: list[catalog.Exercise]) -> Path:
-    """``gradebook.csv``: one row per submission with a result on disk, a column per exercise."""
+def flag_odd_selections(results: dict[str, dict]) -> list[str]:
+    """Flag each result graded on another set of exercises than most of the batch; return their
+    names. Without ``--exercise`` a take-home's entries are graded on the manifest each one
+    carries, which its candidate could have edited."""
+    selections = {name: tuple(sorted(ex["id"] for ex in data["exercises"]))
+                  for name, data in results.items() if data["exercises"]}
+    if not selections:
+        return []
+    counts: dict[tuple[str, ...], int] = {}
+    for selection in selections.values():
+        counts[selection] = counts.get(selection, 0) + 1
+    usual = max(counts, key=counts.get)
+    odd = [name for name, selection in selections.items() if selection != usual]
+    for name in odd:
+        flag = (f"graded on other exercises than most of this batch ({', '.join(selections[name])} "
+                f"instead of {', '.join(usual)}): was its take-home manifest edited? Grade with "
+                "--exercise to fix the selection")
+        if flag not in results[name]["flags"]:
+            results[name]["flags"].append(flag)
+    return odd
+
+
+def write_gradebook(out: Path, names: list[str], exercises: list[catalog.Exercise] | None = None) -> Path:
+    """``gradebook.csv``: one row per submission with a result on disk, a column per exercise.
+
+    The columns are ``exercises`` when given, else every catalog exercise some result graded.
+    """
     path = out / "gradebook.csv"
-    rows = []
+    results = {}
     for name in names:
         result_path = out / "results" / f"{name}.json"
-        if not result_path.is_file():
-            continue
-        data = json.loads(result_path.read_text(encoding="utf-8"))
+        if result_path.is_file():
+            results[name] = json.loads(result_path.read_text(encoding="utf-8"))
+    if exercises is None:
+        graded = {ex["id"] for data in results.values() for ex in data["exercises"]}
+        exercises = [ex for ex in catalog.load_catalog().values() if ex.id in graded]
+    rows = []
+    for name, data in results.items():
         by_id = {ex["id"]: ex for ex in data["exercises"]}
         pct = 100 * data["score"] / data["max_score"] if data["max_score"] else 0.0
         rows.append([name, *(f"{by_id[ex.id]['score']:g}" if ex.id in by_id else "" for ex in exercises),
@@ -176,19 +223,41 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     ``fork``: fork each grading child from a fork server that imported the frameworks once
     (``grader._forkserver``), instead of starting a fresh interpreter per submission.
 
+    A stored result is reused only when it was graded from the same files (``content_digest``)
+    with the same settings (``grading_settings``); otherwise the submission is graded again.
+
     Raises:
-        BatchError: ``folder`` is missing or not a folder.
+        BatchError: ``folder`` is missing, not a folder or empty, or ``out`` is a file.
         catalog.CatalogError: an exercise id is unknown.
     """
     entries = discover(Path(folder))
-    exercises = select_exercises(exercise_ids)
+    exercises = select_exercises(exercise_ids) if exercise_ids else None
     limits = limits or Limits()
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BatchError(f"--out must be a folder, and {out} is a file")
     (out / "results").mkdir(parents=True, exist_ok=True)
-    todo = [e for e in entries if force or not (out / "results" / f"{e.name}.json").is_file()]
-    skipped = len(entries) - len(todo)
+    settings = grading_settings(exercise_ids, limits)
+    digests = {e.name: content_digest(e.path) for e in entries}
+    todo, skipped = [], 0
+    for entry in entries:
+        stored_path = out / "results" / f"{entry.name}.json"
+        if force or not stored_path.is_file():
+            todo.append(entry)
+            continue
+        try:
+            stored = json.loads(stored_path.read_text(encoding="utf-8"))
+        except ValueError:
+            stored = None
+        reason = stale_reason(stored, digests[entry.name], settings)
+        if reason:
+            log(f"{entry.name}: {reason}: grading it again")
+            todo.append(entry)
+        else:
+            skipped += 1
     if skipped:
-        log(f"{skipped} submission(s) already graded in {out} (use --force to grade again)")
+        log(f"{skipped} submission(s) already graded in {out} with these settings and files "
+            "(use --force to grade again)")
     for entry in (e for e in todo if e.problem):
         log(f"{entry.name}: {entry.problem}")
     hide = [Path(folder).resolve(), out.resolve()]
@@ -203,9 +272,11 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
                 try:
                     result, feedback = future.result()
                 except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
-                    result = _error_result(entry, f"grader error: {type(exc).__name__}: {exc}", exercises)
+                    result = _error_result(entry, f"grader error: {type(exc).__name__}: {exc}",
+                                           exercises or [])
                     feedback = f"## {entry.name}\n\nNot graded: {result['problems'][0]}\n"
                 _write_atomic(out / "feedback" / f"{entry.name}.md", feedback)
+                result["batch"] = {"content_sha256": digests[entry.name], "settings": settings}
                 _write_atomic(out / "results" / f"{entry.name}.json", json.dumps(result, indent=2))
                 progress.update(entry.name, f"{result['score']:g}/{result['max_score']:g}")
     except KeyboardInterrupt:
@@ -216,4 +287,10 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         _forkserver.close_all()
+    if exercise_ids is None:
+        stored = {e.name: json.loads((out / "results" / f"{e.name}.json").read_text(encoding="utf-8"))
+                  for e in entries if (out / "results" / f"{e.name}.json").is_file()}
+        for name in flag_odd_selections(stored):
+            log(f"{name}: {stored[name]['flags'][-1]}")
+            _write_atomic(out / "results" / f"{name}.json", json.dumps(stored[name], indent=2))
     return write_gradebook(out, [e.name for e in entries], exercises)

@@ -20,10 +20,53 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-# The grader points a grading child at a staged copy of the kit's test files (DRILLS_KIT_ROOT), so
-# the child never needs the real solutions/ folder, which the sandbox hides.
-KIT_ROOT = Path(os.environ.get("DRILLS_KIT_ROOT") or Path(__file__).resolve().parent.parent).resolve()
-CATALOG_FILE = KIT_ROOT / "catalog.toml"
+KIT_ENV = "DRILLS_KIT_ROOT"
+CATALOG_NAME = "catalog.toml"
+
+
+def _is_kit(folder: Path) -> bool:
+    return (folder / CATALOG_NAME).is_file() and (folder / "exercises").is_dir()
+
+
+def find_kit_root(cwd: Path | None = None) -> Path:
+    """The kit the ``grader`` command and the pytest plugin work on.
+
+    In order: ``$DRILLS_KIT_ROOT`` (``grader --kit DIR`` sets it; the grader also points each
+    grading child at a staged copy of the kit's test files this way); the working directory or
+    the nearest folder above it holding ``catalog.toml`` and ``exercises/`` (a clone or a take-home
+    bundle you are in, whichever copy of the package is installed); the folder the ``grader``
+    package sits in, when that is a kit (an editable install, run from elsewhere). Else the
+    working directory, where ``load_catalog`` then says what is missing.
+    """
+    if os.environ.get(KIT_ENV):
+        return Path(os.environ[KIT_ENV]).resolve()
+    here = Path(cwd or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if _is_kit(folder):
+            return folder
+    package_home = Path(__file__).resolve().parent.parent
+    return package_home if _is_kit(package_home) else here
+
+
+KIT_ROOT = find_kit_root()
+CATALOG_FILE = KIT_ROOT / CATALOG_NAME
+
+
+def use_kit(root: Path) -> None:
+    """Work on the kit at ``root`` from now on (``grader --kit DIR``); child processes too.
+
+    Raises:
+        CatalogError: ``root`` has no ``catalog.toml``.
+    """
+    global KIT_ROOT, CATALOG_FILE
+    root = Path(root).resolve()
+    if not (root / CATALOG_NAME).is_file():
+        raise CatalogError(f"--kit {root}: no {CATALOG_NAME} there (give the folder of a "
+                           "tensor-drills checkout or take-home bundle)")
+    KIT_ROOT, CATALOG_FILE = root, root / CATALOG_NAME
+    os.environ[KIT_ENV] = str(root)
+    _load_catalog.cache_clear()
+    _exercises_by_test_file.cache_clear()
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRAMEWORKS = ("pytorch", "tensorflow", "crossframework")
@@ -106,17 +149,24 @@ def _parse_entry(raw: dict, index: int) -> Exercise:
                     raw["minutes"], tuple(raw["seeds"]))
 
 
-@cache
-def load_catalog(path: Path = CATALOG_FILE) -> dict[str, Exercise]:
-    """Return the exercises by id, in catalog order.
+def load_catalog(path: Path | None = None) -> dict[str, Exercise]:
+    """Return the exercises by id, in catalog order (of the kit's catalog unless ``path``).
 
     Raises:
         CatalogError: the file is missing, not TOML, or an entry is malformed or duplicated.
     """
+    return _load_catalog(Path(path) if path is not None else CATALOG_FILE)
+
+
+@cache
+def _load_catalog(path: Path) -> dict[str, Exercise]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CatalogError(f"catalog file not found: {path}") from None
+        raise CatalogError(
+            f"no tensor-drills kit here: catalog file not found: {path}. Run grader inside a "
+            "checkout of the kit or an unpacked take-home bundle (or a folder below one), or "
+            f"name it with `grader --kit DIR` or ${KIT_ENV}") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"catalog file {path} is not valid TOML: {exc}") from None
     exercises: dict[str, Exercise] = {}

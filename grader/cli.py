@@ -8,20 +8,40 @@ import sys
 from pathlib import Path
 
 from grader import __version__, catalog
+from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS
+
+
+class UsageError(ValueError):
+    """An option or argument is unusable; reported before any work starts."""
+
+
+def check_output_file(path: str | None) -> None:
+    """Refuse an ``-o`` path that cannot be written, before the grading starts."""
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--output {path} is a folder; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"--output {path}: folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"--output {path}: not writable")
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from grader import formats, scoring, similarity
+    from grader import formats, scoring
     from grader.sandbox import Limits
 
+    check_output_file(args.output)
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
-    if args.submission.endswith(".ipynb"):
+    submission = args.submission or str(catalog.KIT_ROOT / "exercises")
+    if submission.endswith(".ipynb"):
         from grader.notebooks import score_notebook
 
-        report = score_notebook(Path(args.submission), args.exercise, limits=limits)
+        report = score_notebook(Path(submission), args.exercise, limits=limits,
+                                warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
     else:
-        report = scoring.score_submission(args.submission, args.exercise, limits=limits)
-    similarity.flag_near_copies(report)
+        report = scoring.score_path(submission, args.exercise, limits=limits)
     text = formats.render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -46,6 +66,9 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     from grader.batch import run_batch
     from grader.sandbox import Limits
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out} is a file; give a folder for the results")
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     gradebook = run_batch(Path(args.submissions), Path(args.out), exercise_ids=args.exercise,
                           jobs=args.jobs, force=args.force, limits=limits,
@@ -93,18 +116,23 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _add_limit_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                        help="wall-clock limit per submission in seconds (default: 600)")
-    parser.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
-                        help="limit per test in seconds (default: 60)")
-    parser.add_argument("--memory-mb", type=int, default=6144, metavar="MB",
-                        help="address-space limit of a grading child in MiB (default: 6144)")
+    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
+                        help="wall-clock limit per submission in seconds, above 0 (default: 600)")
+    parser.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
+                        help="limit per test in seconds, above 0 (default: 60)")
+    parser.add_argument("--memory-mb", type=MEMORY_MB, default=6144, metavar="MB",
+                        help=f"address-space limit of a grading child in MiB, at least {MIN_MEMORY_MB} "
+                             "(default: 6144)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grader", description="Grade PyTorch and TensorFlow exercises of the tensor-drills kit.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--kit", metavar="DIR",
+                        help="the kit to work on (default: $DRILLS_KIT_ROOT, else the working "
+                             "directory or the nearest folder above it with catalog.toml and "
+                             f"exercises/, else the installed package's folder; now: {catalog.KIT_ROOT})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     score = sub.add_parser(
@@ -113,12 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "(a directory laid out like exercises/, or a Jupyter notebook whose answer "
                     "cells are graded as the exercise's module) in a child process, and report "
                     "points per test, per exercise and in total.")
-    score.add_argument("submission", nargs="?", default=str(catalog.KIT_ROOT / "exercises"),
-                       help="directory laid out like exercises/ (default: the kit's exercises/), "
+    score.add_argument("submission", nargs="?",
+                       help="a folder laid out like exercises/ or a .zip of one, wrapped in any "
+                            "folders (a returned take-home, say; default: the kit's exercises/), "
                             "or a .ipynb notebook answering one exercise (its id from --exercise "
                             "or from the notebook's metadata)")
     score.add_argument("--exercise", "-e", action="append", metavar="ID",
-                       help="grade only this exercise id (repeatable; default: all)")
+                       help="grade only this exercise id (repeatable; default: a take-home's "
+                            "exercises, from the manifest it carries, else all)")
     score.add_argument("--format", "-f", default="table",
                        choices=("table", "json", "gradescope", "junit", "markdown", "html"),
                        help="report format (default: table); html is a self-contained hiring "
@@ -126,23 +156,27 @@ def build_parser() -> argparse.ArgumentParser:
                             "to the reference). A Markdown summary is also appended to "
                             "$GITHUB_STEP_SUMMARY when that is set")
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
-    score.add_argument("--fail-under", type=float, metavar="PCT",
+    score.add_argument("--fail-under", type=PERCENT, metavar="PCT",
                        help="exit with status 1 when the score is under PCT percent (for CI)")
     _add_limit_options(score)
     score.set_defaults(func=_cmd_score)
 
     batch = sub.add_parser(
         "batch", help="grade every submission (subfolder or .zip) of a folder",
-        description="Grade every subfolder or .zip of SUBMISSIONS as one submission, in parallel. "
-                    "Each result is written as soon as it is ready, so an interrupted batch "
-                    "resumes where it stopped; writes a gradebook CSV and per-submission feedback.")
+        description="Grade every subfolder or .zip of SUBMISSIONS as one submission, in parallel "
+                    "(named after the subfolder or zip; the exercise modules are found however "
+                    "they are wrapped). Each result is written as soon as it is ready, so an "
+                    "interrupted batch resumes where it stopped (a submission whose files or "
+                    "grading settings changed is graded again); writes a gradebook CSV and "
+                    "per-submission feedback.")
     batch.add_argument("submissions", metavar="SUBMISSIONS", help="folder of submissions")
     batch.add_argument("--out", default="grader-results", metavar="DIR",
                        help="where results, feedback and gradebook.csv go (default: grader-results)")
-    batch.add_argument("--jobs", "-j", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                       metavar="N", help="submissions graded at once (default: half the CPUs)")
+    batch.add_argument("--jobs", "-j", type=JOBS, default=max(1, (os.cpu_count() or 2) // 2),
+                       metavar="N", help="submissions graded at once, 1 or more (default: half the CPUs)")
     batch.add_argument("--exercise", "-e", action="append", metavar="ID",
-                       help="grade only this exercise id (repeatable; default: all)")
+                       help="grade only this exercise id (repeatable; default: a take-home's "
+                            "exercises, from the manifest each submission carries, else all)")
     batch.add_argument("--force", action="store_true", help="grade again what is already graded")
     batch.add_argument("--no-forkserver", action="store_true",
                        help="start a fresh interpreter per submission instead of forking it from "
@@ -156,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "marks, the untouched stub scores 0, and every wrong solution fails a hidden "
                     "test. Exit status 1 when any does not.")
     ver.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
-    ver.add_argument("--jobs", "-j", type=int, default=2, metavar="N",
+    ver.add_argument("--jobs", "-j", type=JOBS, default=2, metavar="N",
                      help="grading runs at once (default: 2)")
     ver.set_defaults(func=_cmd_verify)
 
@@ -165,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--framework", choices=catalog.FRAMEWORKS)
     lst.add_argument("--topic", help="e.g. tensors, autograd, nn, losses, optim")
     lst.add_argument("--difficulty", choices=catalog.DIFFICULTIES)
-    lst.add_argument("--max-minutes", type=int, metavar="N", help="only exercises of at most N minutes")
+    lst.add_argument("--max-minutes", type=MINUTES, metavar="N", help="only exercises of at most N minutes")
     lst.set_defaults(func=_cmd_list)
 
     # Learner (status, hint, reset) and hiring (release) commands live in their own modules.
@@ -183,14 +217,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``grader`` console script; returns the process exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
     from grader.batch import BatchError
     from grader.scoring import SubmissionError
 
+    # --kit first: the subcommands' defaults (e.g. the kit's exercises/ folder) depend on it.
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--kit")
+    kit = early.parse_known_args(argv)[0].kit
+    try:
+        if kit:
+            catalog.use_kit(Path(kit))
+    except catalog.CatalogError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (catalog.CatalogError, SubmissionError, BatchError) as exc:
+    except (catalog.CatalogError, SubmissionError, BatchError, UsageError) as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

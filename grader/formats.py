@@ -4,7 +4,8 @@
 - ``json``: the kit's stable shape (``Report.to_dict``).
 - ``gradescope``: Gradescope's ``results.json`` (autograder specification: top-level ``score``,
   ``execution_time``, ``output``, ``stdout_visibility``, ``tests[]`` with ``name``, ``score``,
-  ``max_score``, ``status`` passed/failed, ``output``, ``visibility``).
+  ``max_score``, ``status`` passed/failed, ``output``, ``visibility``); review flags go in a
+  0-point test of visibility ``hidden``, which instructors see and students do not.
 - ``junit``: JUnit XML (one ``testsuite`` per exercise) that CI systems read.
 - ``markdown``: a summary for pull requests and ``$GITHUB_STEP_SUMMARY``.
 - ``html``: a self-contained hiring report (``grader.html_report``).
@@ -19,6 +20,9 @@ from grader.html_report import render_html
 from grader.scoring import ExerciseResult, Report, TestResult
 
 FORMATS = ("table", "json", "gradescope", "junit", "markdown", "html")
+REVIEW_FLAGS_TEST = "Review flags (instructors only; 0 points)"
+PUBLIC_ONLY_NOTE = ("Only the public tests ran here (the hidden tests are not in this repository): "
+                    "this is not the final grade.")
 
 
 def _num(x: float) -> str:
@@ -52,6 +56,8 @@ def render_table(report: Report) -> str:
     not_run = sum(t.status == "not_run" for e in report.exercises for t in e.tests)
     if not_run:
         lines.append(f"{not_run} CUDA test(s) not run on this machine (left out of the maximum)")
+    if public_only(report):
+        lines.append(PUBLIC_ONLY_NOTE)
     lines.extend(f"problem: {p}" for p in report.problems)
     lines.extend(f"flag: {f}" for f in report.flags)
     lines.extend(f"ignored: {f}" for f in report.ignored_files)
@@ -84,8 +90,13 @@ def render_gradescope(report: Report) -> str:
                 else t.message[:2000],
                 "visibility": "visible" if t.visibility == "visible" else "after_published",
             })
-    # Students see ``output``; review flags (static scan, near copies) are for staff only and go
-    # in ``extra_data``, which Gradescope stores without showing it.
+    # Students see ``output`` and visible tests. Review flags (static scan, near copies) are for
+    # staff only: Gradescope shows a test of visibility "hidden" to instructors, never to
+    # students (its autograder specification), so they go in one, worth 0 points, and in
+    # ``extra_data`` for tools.
+    if report.flags:
+        tests.append({"name": REVIEW_FLAGS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
+                      "output": "\n".join(f"flag: {f}" for f in report.flags), "visibility": "hidden"})
     notes = [f"problem: {p}" for p in report.problems] + [
         f"sandbox: {w}" for w in _sandbox_warnings(report)]
     return json.dumps({
@@ -135,6 +146,12 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def public_only(report: Report) -> bool:
+    """Whether the report's tests are all public ones (the hidden tests were not there to run)."""
+    tests = [t for ex in report.exercises for t in ex.tests]
+    return bool(tests) and all(t.visibility == "visible" for t in tests)
+
+
 def render_markdown(report: Report) -> str:
     pct = 100 * report.score / report.max_score if report.max_score else 0.0
     lines = [f"## tensor-drills: {_num(report.score)}/{_num(report.max_score)} ({pct:.1f}%)", "",
@@ -144,6 +161,8 @@ def render_markdown(report: Report) -> str:
         detail = f"`{first.name}`: {_first_line(first.message)[:120]}" if first else ""
         lines.append(f"| `{ex.id}` | {_num(ex.score)}/{_num(ex.max_score)} | {ex.status} | "
                      f"{_md_cell(detail)} |")
+    if public_only(report):
+        lines += ["", f"**{PUBLIC_ONLY_NOTE}**"]
     extra = [*(f"- **sandbox: {_md_cell(w)}**" for w in _sandbox_warnings(report)),
              *(f"- problem: {_md_cell(p)}" for p in report.problems),
              *(f"- flag: {_md_cell(f)}" for f in report.flags)]

@@ -3,22 +3,33 @@
 Each notebook ``COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb`` holds:
 
 - the question (the stub's docstring) as a read-only markdown cell;
-- the answer cell (an nbgrader solution cell): the stub's code (signatures whose bodies raise
-  ``NotImplementedError``) followed by the whole reference module between ``### BEGIN SOLUTION`` and
+- the answer cell (an nbgrader solution cell): the untouched stub's code (signatures whose bodies
+  raise ``NotImplementedError``; from ``grader.stubs.untouched_stub``, never a work in progress in
+  the kit's ``exercises/``) followed by the whole reference module between ``### BEGIN SOLUTION`` and
   ``### END SOLUTION``. The reference redefines every function, so the instructor's notebook passes
   its tests; ``nbgrader generate_assignment`` drops the region (``ClearSolutions.code_stub`` is set
   to a comment in the ``nbgrader_config.py`` written here), which leaves the learner the stub;
 - a read-only cell that loads the public tests (``grader.notebook_runtime.TestModule``) and one
   nbgrader grade cell per public test case, worth the test's ``@pytest.mark.points``;
-- the same for the hidden tests, with their code between ``### BEGIN HIDDEN TESTS`` and
-  ``### END HIDDEN TESTS`` (nbgrader puts it back when it autogrades).
+- for the hidden tests, cells between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``
+  (nbgrader removes them from the release and puts them back when it autogrades) that hold no
+  test source: they load the hidden tests from the kit on the grading machine
+  (``TestModule.from_kit``) and run each case by name, printing only its outcome and message.
+  ``nbgrader generate_feedback`` shows a cell's source to the student, so a hidden test's source
+  must never be in one.
+
+Beside the notebooks, ``source/ASSIGNMENT/grader/`` holds a copy of the ``grader`` package (its
+test runtime and check libraries, no solutions), so that the released notebook's public test cells
+run for a student who has only torch, pytest and hypothesis installed; nbgrader copies it into the
+release, and ``autograde`` overwrites a student's copy with it. The ``nbgrader_config.py`` written
+here names the kit (``DRILLS_KIT_ROOT``) for the hidden tests, and keeps ``.hypothesis`` caches out
+of what nbgrader copies.
 
 A parametrized test gives one grade cell per case, as it gives one pytest item per case, so the
 notebook's total equals what ``grader score`` gives the same code. Cases marked ``cuda`` are left
 out (nbgrader's maximum cannot depend on the grading machine), as ``grader score`` leaves them out
 of the maximum on a machine without CUDA.
 
-The notebooks need the kit (``pip install tensor-drills``) in the kernel that runs them.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,17 +46,28 @@ from pathlib import Path
 
 from grader import __version__, catalog
 from grader.notebook_runtime import SUPPORTED_FIXTURES
+from grader.stubs import StubError, untouched_stub
+
+GRADER_PACKAGE = Path(__file__).resolve().parent
 
 KERNEL_NAME = "python3"
 NOTEBOOK_METADATA_KEY = "tensor_drills"
 ANSWER_STUB = "# YOUR CODE HERE: fill in the functions above (replace each raise NotImplementedError)"
-NBGRADER_CONFIG = f'''"""nbgrader settings for notebooks exported by `grader nbgrader export` (tensor-drills)."""
+NBGRADER_CONFIG = '''"""nbgrader settings for notebooks exported by `grader nbgrader export` (tensor-drills)."""
+
+import os
 
 c = get_config()  # noqa: F821 - defined by nbgrader when it loads this file
 
+# Where the kernels that autograde find the hidden tests (the tensor-drills kit); the notebooks
+# hold none. Change it if the kit moves.
+os.environ.setdefault("DRILLS_KIT_ROOT", {kit!r})
+# Hypothesis' cache folder holds paths of the machine that ran the tests: never copy it around.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis"]
+
 # The answer cell keeps the exercise's stub (signatures raising NotImplementedError) outside the
 # solution region, so the cleared region only needs a comment.
-c.ClearSolutions.code_stub = {{"python": {ANSWER_STUB!r}}}
+c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 # Hypothesis-based tests may take some seconds each; the kit limits each test to 60 s itself.
 c.Execute.timeout = 300
 '''
@@ -83,9 +106,16 @@ def _strip_module(source: str) -> tuple[str, bool]:
     return "\n".join(lines).strip("\n"), future
 
 
+def _stub(ex: catalog.Exercise) -> str:
+    try:
+        return untouched_stub(ex)
+    except StubError as exc:
+        raise ExportError(f"{ex.id}: no untouched stub to export: {exc}") from None
+
+
 def answer_source(ex: catalog.Exercise) -> str:
-    """The answer cell of the source notebook: the stub, then the reference as the solution."""
-    stub, stub_future = _strip_module(ex.stub.read_text(encoding="utf-8"))
+    """The answer cell of the source notebook: the untouched stub, then the reference as the solution."""
+    stub, stub_future = _strip_module(_stub(ex))
     reference, ref_future = _strip_module(ex.reference.read_text(encoding="utf-8"))
     head = "from __future__ import annotations\n\n" if stub_future or ref_future else ""
     return (f"{head}{stub}\n\n### BEGIN SOLUTION\n# Reference solution: it replaces the functions "
@@ -93,7 +123,7 @@ def answer_source(ex: catalog.Exercise) -> str:
 
 
 def question_markdown(ex: catalog.Exercise) -> str:
-    doc = ast.get_docstring(ast.parse(ex.stub.read_text(encoding="utf-8"))) or ex.title
+    doc = ast.get_docstring(ast.parse(_stub(ex))) or ex.title
     title, _, rest = doc.partition("\n")
     return (f"# {title.strip()}\n\n*Exercise `{ex.id}` ({ex.difficulty}, about {ex.minutes} min) "
             f"of the tensor-drills kit.*\n\n{rest.strip()}\n")
@@ -230,15 +260,18 @@ def build_notebook(ex: catalog.Exercise, cases: list[TestCase]):
         kind_cases = [c for c in cases if c.kind == kind]
         if not kind_cases:
             continue
-        load = (f"from grader.notebook_runtime import TestModule\n\n"
-                f"{kind}_tests = TestModule({ex.id!r}, {kind!r}, {_py_string(path.read_text(encoding='utf-8'))})")
         if kind == "public":
-            cells.append(v4.new_code_cell(f"# The public tests of {ex.id}: run this cell first.\n"
-                                          + load, metadata=_nbgrader("public_tests")))
+            cells.append(v4.new_code_cell(
+                f"# The public tests of {ex.id}: run this cell first.\n"
+                f"from grader.notebook_runtime import TestModule\n\n"
+                f"public_tests = TestModule({ex.id!r}, 'public', {_py_string(path.read_text(encoding='utf-8'))})",
+                metadata=_nbgrader("public_tests")))
         else:
+            # Only a reference to the kit's hidden tests: feedback shows this cell's source.
             cells.append(v4.new_code_cell(
                 f"# The hidden tests of {ex.id}: added back when your notebook is graded.\n"
-                f"### BEGIN HIDDEN TESTS\n{load}\n### END HIDDEN TESTS",
+                f"### BEGIN HIDDEN TESTS\nfrom grader.notebook_runtime import TestModule\n\n"
+                f"hidden_tests = TestModule.from_kit({ex.id!r}, 'hidden')\n### END HIDDEN TESTS",
                 metadata=_nbgrader("hidden_tests", grade=True, points=0)))
         for case in kind_cases:
             params = f", params={case.indices!r}" if case.indices else ""
@@ -277,6 +310,10 @@ def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = N
             if not path.is_file():
                 raise ExportError(f"{ex.id}: {path.relative_to(catalog.KIT_ROOT)} is missing")
     cases = collect_cases(exercises)
+    runtime = target / "grader"
+    if runtime.exists():
+        shutil.rmtree(runtime)
+    shutil.copytree(GRADER_PACKAGE, runtime, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_stubs"))
     written = []
     for ex in exercises:
         notebook = build_notebook(ex, cases[ex.id])
@@ -285,11 +322,12 @@ def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = N
         nbformat.write(notebook, path)
         written.append(path)
     config = Path(course_dir) / "nbgrader_config.py"
+    settings = NBGRADER_CONFIG.format(kit=str(catalog.KIT_ROOT), stub=ANSWER_STUB)
     if not config.exists():
-        config.write_text(NBGRADER_CONFIG, encoding="utf-8")
-    elif "ClearSolutions.code_stub" not in config.read_text(encoding="utf-8"):
+        config.write_text(settings, encoding="utf-8")
+    elif "DRILLS_KIT_ROOT" not in config.read_text(encoding="utf-8"):
         print(f"grader: note: {config} exists; add these settings to it for tensor-drills "
-              f"notebooks:\n{NBGRADER_CONFIG}", file=sys.stderr)
+              f"notebooks:\n{settings}", file=sys.stderr)
     return written
 
 
@@ -318,9 +356,11 @@ def register(sub) -> None:
                     "the question, an answer cell (the stub, with the reference as the nbgrader "
                     "solution), and one autograded test cell per public and hidden test case, "
                     "worth the kit's points (CUDA-only cases are left out). Also writes "
-                    "COURSE_DIR/nbgrader_config.py when there is none. Then run `nbgrader "
-                    "generate_assignment ASSIGNMENT` in COURSE_DIR. The kernel that runs the "
-                    "notebooks needs the kit installed.")
+                    "COURSE_DIR/nbgrader_config.py when there is none, and a copy of the grader's "
+                    "test runtime beside the notebooks (so students can run the public tests). "
+                    "Then run `nbgrader generate_assignment ASSIGNMENT` in COURSE_DIR. Hidden "
+                    "tests run from this kit when nbgrader autogrades; feedback shows their "
+                    "outcome and message, never their source.")
     exp.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course directory")
     exp.add_argument("--assignment", "-a", required=True, metavar="NAME",
                      help="nbgrader assignment name (letters, digits, '_', '-', '.')")

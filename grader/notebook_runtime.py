@@ -63,6 +63,11 @@ class TestModule:
     def __init__(self, exercise_id: str, kind: str, source: str) -> None:
         from grader.pytest_plugin import _configure_hypothesis
 
+        # Hypothesis keeps a cache folder (``.hypothesis/``, with this machine's paths) in the
+        # working directory, the notebook's folder, which nbgrader copies into the student's
+        # feedback. It reads this variable when it first stores something.
+        if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+            os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="drills-hypothesis-")
         _configure_hypothesis(grading=True)
         self.exercise_id, self.kind = exercise_id, kind
         self.module = types.ModuleType(f"_drills_notebook_{kind}_tests_{exercise_id.replace('.', '__')}")
@@ -74,6 +79,27 @@ class TestModule:
                                                  self.module.__file__)
         exec(compile(source, self.module.__file__, "exec"), self.module.__dict__)  # noqa: S102 - the kit's own tests
 
+    @classmethod
+    def from_kit(cls, exercise_id: str, kind: str) -> TestModule:
+        """The exercise's ``public`` or ``hidden`` test file, read from the kit on this machine
+        (``$DRILLS_KIT_ROOT``, see ``grader.catalog.find_kit_root``): a notebook then holds no
+        hidden test source that nbgrader's feedback could show.
+
+        Raises:
+            RuntimeError: the kit or the test file is not on this machine.
+        """
+        from grader import catalog
+
+        try:
+            ex = catalog.get_exercise(exercise_id)
+        except catalog.CatalogError as exc:
+            raise RuntimeError(f"cannot load the {kind} tests of {exercise_id}: {exc}") from None
+        path = ex.hidden_tests if kind == "hidden" else ex.public_tests
+        if not path.is_file():
+            raise RuntimeError(f"the {kind} tests of {exercise_id} are not on this machine (no "
+                               f"{path}); set DRILLS_KIT_ROOT to the tensor-drills kit that holds them")
+        return cls(exercise_id, kind, path.read_text(encoding="utf-8"))
+
     def run(self, test_name: str, namespace: dict, params: dict[str, int] | None = None,
             timeout: float = DEFAULT_TEST_TIMEOUT_S) -> None:
         """Run test ``test_name`` against the answer in ``namespace``; raise AssertionError on failure.
@@ -83,6 +109,7 @@ class TestModule:
         """
         from _pytest.outcomes import OutcomeException
 
+        __tracebackhide__ = True  # IPython leaves this frame out of the failure's traceback
         fn = getattr(self.module, test_name)
         values = _parametrized_args(fn, params or {})
         label = test_name + (f"[{'-'.join(str(values[k]) for k in params)}]" if params else "")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from grader import catalog
@@ -121,8 +122,11 @@ def extract_answer(nb: dict, ex: catalog.Exercise) -> str:
     return "\n\n".join(part for part in parts if part.strip()) + "\n"
 
 
-def stage_notebook(path: Path, exercise_ids: list[str] | None, root: Path) -> str:
+def stage_notebook(path: Path, exercise_ids: list[str] | None, root: Path,
+                   warn: Callable[[str], None] = lambda message: None) -> str:
     """Write the answer in notebook ``path`` as its exercise's module under ``root``; return the id.
+
+    ``warn`` is told when the id given differs from the one the notebook's metadata names.
 
     Raises:
         SubmissionError: not a notebook, several ids, no id, or no answer in it.
@@ -132,7 +136,11 @@ def stage_notebook(path: Path, exercise_ids: list[str] | None, root: Path) -> st
     ids = list(dict.fromkeys(exercise_ids or []))
     if len(ids) > 1:
         raise SubmissionError("a notebook answers one exercise: give one --exercise")
-    exercise_id = ids[0] if ids else notebook_exercise_id(nb)
+    named = notebook_exercise_id(nb)
+    exercise_id = ids[0] if ids else named
+    if ids and named and named != ids[0]:
+        warn(f"{path.name} was exported for {named}, but it is graded as {ids[0]} (--exercise); "
+             "check that this is the exercise it answers")
     if not exercise_id:
         raise SubmissionError(f"{path}: no exercise id in its metadata; give --exercise ID")
     ex = catalog.get_exercise(exercise_id)
@@ -143,13 +151,24 @@ def stage_notebook(path: Path, exercise_ids: list[str] | None, root: Path) -> st
 
 
 def score_notebook(path: Path, exercise_ids: list[str] | None = None, *,
-                   limits: Limits | None = None) -> Report:
-    """Grade the answer in notebook ``path`` like a submitted module (see the module docstring)."""
+                   limits: Limits | None = None,
+                   warn: Callable[[str], None] = lambda message: None) -> Report:
+    """Grade the answer in notebook ``path`` like a submitted module (see the module docstring).
+
+    A warning that the graded id is not the notebook's own also goes into the report's problems.
+    """
     from grader.similarity import flag_near_copies
 
+    warnings: list[str] = []
+
+    def note(message: str) -> None:
+        warnings.append(message)
+        warn(message)
+
     with tempfile.TemporaryDirectory(prefix="drills-notebook-") as tmp:
-        exercise_id = stage_notebook(Path(path), exercise_ids, Path(tmp))
+        exercise_id = stage_notebook(Path(path), exercise_ids, Path(tmp), note)
         report = score_submission(tmp, [exercise_id], limits=limits)
         flag_near_copies(report)  # while the extracted module exists: a notebook is not a folder
     report.submission = str(path)
+    report.problems[:0] = warnings
     return report

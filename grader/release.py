@@ -20,6 +20,8 @@ import tomllib
 from pathlib import Path
 
 from grader import __version__, catalog, stubs
+from grader._options import MINUTES
+from grader.intake import MANIFEST_NAME
 
 GRADER_PACKAGE = Path(__file__).resolve().parent
 
@@ -114,20 +116,121 @@ def _catalog_toml(exercises: list[catalog.Exercise]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _kit_project() -> dict:
+    return tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def requires_python() -> str:
+    """The kit's (and so a bundle's) ``requires-python``, e.g. ``>=3.11``."""
+    return _kit_project()["project"]["requires-python"]
+
+
 def _pyproject_toml(exercises: list[catalog.Exercise]) -> str:
-    kit = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    kit = _kit_project()
     deps = list(kit["project"]["dependencies"])
     if any(ex.uses_tensorflow for ex in exercises):
+        # With the kit's platform markers: tensorflow-cpu where it has wheels, tensorflow elsewhere.
         deps += kit["project"].get("optional-dependencies", {}).get("tensorflow", [])
     ini = dict(kit["tool"]["pytest"]["ini_options"], testpaths=["exercises"])
     lines = ['[build-system]', 'requires = ["setuptools>=64"]', 'build-backend = "setuptools.build_meta"',
              '', '[project]', 'name = "drills-take-home"', f'version = {_toml(__version__)}',
-             f'requires-python = {_toml(kit["project"].get("requires-python", ">=3.10"))}',
+             f'requires-python = {_toml(requires_python())}',
              f'dependencies = {_toml(deps)}', '', '[project.scripts]', 'grader = "grader.cli:main"',
              '', '[project.entry-points.pytest11]', 'grader = "grader.pytest_plugin"', '',
              '[tool.setuptools.packages.find]', 'include = ["grader*"]', '',
+             # What an installed (not editable) grader needs: stubs for `grader reset`, typing marker.
+             '[tool.setuptools.package-data]', 'grader = ["py.typed", "_stubs/**/*.py"]', '',
              '[tool.pytest.ini_options]', *(f"{k} = {_toml(v)}" for k, v in ini.items())]
     return "\n".join(lines) + "\n"
+
+
+def _version_tuple() -> tuple[int, ...]:
+    return tuple(int(part) for part in requires_python().lstrip(">=~ ").split("."))
+
+
+# The bundle's installer: pip cannot choose torch's CPU wheel index from a pyproject.toml, and the
+# CUDA build that PyPI serves on Linux is a multi-GB download that grading does not use.
+INSTALL_PY = '''"""Set up this take-home in the active Python environment (run it inside a virtual environment).
+
+Keeps a torch (2.4 or newer) that is already installed; otherwise installs the CPU build of torch
+from PyTorch's wheel index. Then installs this project in editable mode (`pip install -e .`).
+`--dry-run` prints the commands instead of running them.
+"""
+
+import subprocess
+import sys
+
+MIN = MIN_PYTHON
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def torch_to_keep():
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        found = version("torch")
+    except PackageNotFoundError:
+        return None
+    major_minor = tuple(int(p) for p in found.split("+")[0].split(".")[:2])
+    return found if major_minor >= (2, 4) else None
+
+
+def main(argv):
+    if sys.version_info < MIN:
+        print(f"this take-home needs Python {'.'.join(map(str, MIN))} or newer; this is "
+              f"{sys.version.split()[0]}", file=sys.stderr)
+        return 2
+    kept = torch_to_keep()
+    commands = [] if kept else [[sys.executable, "-m", "pip", "install", "torch>=2.4",
+                                 "--index-url", TORCH_CPU_INDEX]]
+    commands.append([sys.executable, "-m", "pip", "install", "-e", "."])
+    print(f"keeping the installed torch {kept}" if kept else "installing the CPU build of torch")
+    for command in commands:
+        print("$ " + " ".join(command))
+        if "--dry-run" not in argv:
+            subprocess.run(command, check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+# The bundle's GitHub workflow: the candidate's repository has only the public tests.
+WORKFLOW = """# The public tests of this take-home, on every push (copy of the tensor-drills grading workflow).
+# Only the public tests run here: the hidden tests that grade the submission are not in this
+# repository, so the score on the summary page is not the final grade.
+name: public-tests
+
+on:
+  push:
+  pull_request:
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+jobs:
+  public-tests:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      - name: Install
+        run: python install.py
+      - name: Public tests
+        # The score table goes to the run's summary page, marked as public tests only.
+        run: grader score exercises --format junit -o report.xml
+      - name: Upload the JUnit report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: public-tests-report
+          path: report.xml
+          if-no-files-found: error
+"""
 
 
 def _readme(exercises: list[catalog.Exercise], budget: int) -> str:
@@ -154,11 +257,18 @@ with your implementation; keep the file names and function signatures.
 
 ## Set up
 
+You need Python {requires_python().lstrip(">=")} or newer (`python --version`).
+
 ```
 python -m venv .venv
 . .venv/bin/activate        # Windows: .venv\\Scripts\\activate
-pip install -e .
+python install.py
 ```
+
+`install.py` keeps a torch you already have in that environment (2.4 or newer); otherwise it
+installs the CPU build of torch (a few hundred MB, not the multi-GB CUDA build), then this
+project (`pip install -e .`). `python install.py --dry-run` shows the commands without running
+them.
 
 ## Check your work
 
@@ -172,7 +282,9 @@ grader reset {first.id}      # start a task over (keeps a .bak copy)
 
 The public tests are a small sample. Your submission is also graded with hidden tests that check
 every point of each Contract, so passing the public tests is not the full grade: read the
-Contract and test the edge cases yourself.
+Contract and test the edge cases yourself. The same holds for the GitHub workflow in
+`.github/workflows/grade.yml` (if you keep your work in a GitHub repository): it runs only the
+public tests.
 
 ## Submit
 
@@ -182,7 +294,8 @@ Zip the `exercises` folder and send `submission.zip`:
 python -m zipfile -c submission.zip exercises
 ```
 
-Only the task modules are graded; test files and any other file in the zip are ignored.
+Only the task modules are graded; test files and any other file in the zip are ignored. Keep
+`exercises/{MANIFEST_NAME}`: it tells the grader which tasks this take-home has.
 """
 
 
@@ -216,12 +329,10 @@ def audit(bundle: Path, solutions: Path | None = None) -> list[str]:
 
 
 def _stub_text(ex: catalog.Exercise) -> str:
-    text = ex.stub.read_text(encoding="utf-8")
-    if not stubs.looks_like_stub(text):  # the maintainer has been solving it in place
-        text, _ = stubs.pristine_stub(ex)
-    if not stubs.looks_like_stub(text):
-        raise ReleaseError(f"no untouched stub of {ex.id} to ship")
-    return text
+    try:
+        return stubs.untouched_stub(ex)
+    except stubs.StubError as exc:
+        raise ReleaseError(f"no untouched stub of {ex.id} to ship: {exc}") from None
 
 
 def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | None = None) -> Path:
@@ -243,6 +354,14 @@ def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | Non
                 (root / ex.relpath).parent.mkdir(parents=True, exist_ok=True)
                 (root / ex.relpath).write_text(text, encoding="utf-8")
             shutil.copyfile(ex.public_tests, out / "exercises" / ex.relpath.parent / ex.public_tests.name)
+        (out / "exercises" / MANIFEST_NAME).write_text(json.dumps(
+            {"exercises": [ex.id for ex in exercises], "kit_version": __version__}, indent=2) + "\n",
+            encoding="utf-8")
+        (out / "install.py").write_text(INSTALL_PY.replace("MIN_PYTHON", repr(_version_tuple())),
+                                         encoding="utf-8")
+        workflow = out / ".github" / "workflows" / "grade.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(WORKFLOW, encoding="utf-8")
         (out / "catalog.toml").write_text(_catalog_toml(exercises), encoding="utf-8")
         (out / "pyproject.toml").write_text(_pyproject_toml(exercises), encoding="utf-8")
         (out / "conftest.py").write_text(
@@ -293,6 +412,6 @@ def register(sub) -> None:
                      help="include ids matching this shell pattern, e.g. 'pytorch.autograd.*' (repeatable)")
     rel.add_argument("--topic", action="append", metavar="TOPIC",
                      help="cover this topic, e.g. autograd or pytorch.autograd (repeatable)")
-    rel.add_argument("--minutes", type=int, metavar="N",
+    rel.add_argument("--minutes", type=MINUTES, metavar="N",
                      help="time budget: pick exercises whose minutes add up to at most N")
     rel.set_defaults(func=_cmd_release)

@@ -15,11 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader import _redact, catalog
+from grader.intake import SubmissionError, open_submission
 from grader.sandbox import ChildRun, Limits, run_tests
 
-
-class SubmissionError(ValueError):
-    """The submission cannot be graded at all (not a directory, nothing selected)."""
+__all__ = ["Report", "SubmissionError", "score_path", "score_submission", "select_exercises"]
 
 
 @dataclass
@@ -176,3 +175,36 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
                   results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
                   flags, round(test_time, 3))
+
+
+def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limits: Limits | None = None,
+               hide: list[Path] = (), fork: bool = False) -> Report:
+    """Grade what was handed in at ``path``: a folder or a ``.zip``, wrapped in any folders.
+
+    The exercises graded are ``exercise_ids``, else those of the take-home manifest the
+    submission carries (``grader.intake``), else the whole catalog. Problems of the intake (no
+    exercise module found, zip entries left out) head the report's problems; near copies of the
+    reference solutions are flagged. ``report.submission`` is ``path`` as given.
+
+    Raises:
+        SubmissionError: ``path`` is missing, neither a folder nor a zip, or an unusable zip.
+        catalog.CatalogError: an exercise id (given or in the manifest) is unknown.
+    """
+    from grader.similarity import flag_near_copies
+
+    wanted = select_exercises(exercise_ids) if exercise_ids else None
+    with open_submission(Path(path), wanted) as opened:
+        ids = exercise_ids
+        if not ids and opened.manifest is not None:
+            ids = opened.manifest["exercises"]
+            unknown = [i for i in ids if i not in catalog.load_catalog()]
+            if unknown:
+                raise catalog.CatalogError(
+                    f"the submission's take-home manifest lists {', '.join(unknown)}, which this "
+                    f"kit does not have (the bundle came from kit version "
+                    f"{opened.manifest.get('kit_version', 'unknown')}); grade with --exercise ID")
+        report = score_submission(opened.root, ids, limits=limits, hide=hide, fork=fork)
+        flag_near_copies(report)  # while an unpacked copy still exists
+    report.problems[:0] = opened.problems
+    report.submission = str(path)
+    return report

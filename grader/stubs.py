@@ -84,6 +84,23 @@ def pristine_stub(ex: catalog.Exercise, from_dir: Path | None = None) -> tuple[s
                     "laid out like exercises/ with untouched stubs, e.g. a fresh clone's)")
 
 
+def untouched_stub(ex: catalog.Exercise) -> str:
+    """The stub as learners get it, for what is shipped to them (``release``, ``nbgrader export``):
+    the pristine copy (``pristine_stub``), else the kit's ``exercises/`` file when it still is a
+    stub. Never a maintainer's work in progress in ``exercises/``.
+
+    Raises:
+        StubError: no untouched stub can be found.
+    """
+    try:
+        return pristine_stub(ex)[0]
+    except StubError:
+        text = ex.stub.read_text(encoding="utf-8") if ex.stub.is_file() else ""
+        if looks_like_stub(text):
+            return text
+        raise
+
+
 def hints(ex: catalog.Exercise, from_dir: Path | None = None) -> str:
     """The "Hints" section of the stub's docstring (empty when it has none)."""
     try:

@@ -78,9 +78,29 @@ def test_gradescope_matches_the_specification():
     assert not any("test_cuda" in t["name"] for t in data["tests"])
     assert "os._exit" not in data["output"]  # review flags are for staff, not the student
     assert data["extra_data"]["flags"] == ["os._exit at mlp.py:3"]
-    statuses = {t["name"].rsplit("::", 1)[-1]: t["status"] for t in data["tests"]}
+    # ... in a test that Gradescope shows instructors only (visibility "hidden"), worth nothing.
+    [review] = [t for t in data["tests"] if "os._exit" in t["output"]]
+    assert review["name"] == formats.REVIEW_FLAGS_TEST and review["visibility"] == "hidden"
+    assert review["score"] == review["max_score"] == 0
+    statuses = {t["name"].rsplit("::", 1)[-1]: t["status"] for t in data["tests"] if t is not review}
     assert statuses == {"test_small": "passed", "test_grad": "passed", "test_shape": "passed",
                         "test_values": "failed", "test_crash": "failed", "test_never_ran": "failed"}
+
+
+def test_no_review_entry_without_flags():
+    report = _report()
+    report.flags = []
+    data = json.loads(formats.render(report, "gradescope"))
+    assert not any(t["name"] == formats.REVIEW_FLAGS_TEST for t in data["tests"])
+
+
+def test_public_only_runs_say_so():
+    report = _report()
+    assert formats.PUBLIC_ONLY_NOTE not in formats.render(report, "markdown")
+    for ex in report.exercises:
+        ex.tests = [t for t in ex.tests if t.visibility == "visible"]
+    for fmt in ("markdown", "table"):
+        assert formats.PUBLIC_ONLY_NOTE in formats.render(report, fmt)
 
 
 def test_junit_is_read_back_by_junitparser(tmp_path):

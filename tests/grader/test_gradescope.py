@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import catalog, formats
 from grader.cli import main
 from grader.gradescope import stage_submission
 
@@ -103,8 +103,9 @@ def _autograder_tree(tmp_path: Path, bundle: Path) -> Path:
 
 def test_run_autograder_writes_valid_results(tmp_path, bundle):
     root = _autograder_tree(tmp_path, bundle)
-    # A student who uploaded just the module file, at the top level.
-    shutil.copyfile(WRONG, root / "submission" / EX.relpath.name)
+    # A student who uploaded just the module file, at the top level; it imports ctypes, which
+    # the static scan flags for review.
+    (root / "submission" / EX.relpath.name).write_text("import ctypes  # noqa: F401\n" + WRONG.read_text())
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), DRILLS_PYTHON=sys.executable)
     env.pop("GITHUB_STEP_SUMMARY", None)
     proc = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, check=False,
@@ -116,7 +117,12 @@ def test_run_autograder_writes_valid_results(tmp_path, bundle):
     max_score = sum(t["max_score"] for t in data["tests"])
     assert data["score"] == sum(t["score"] for t in data["tests"])
     assert 0 < data["score"] < max_score  # the wrong solution loses the gradient test only
-    failed = [t for t in data["tests"] if t["status"] == "failed"]
+    # The review flag: in a test only instructors see (visibility "hidden"), nowhere students look.
+    [review] = [t for t in data["tests"] if t["name"] == formats.REVIEW_FLAGS_TEST]
+    assert "ctypes" in review["output"] and review["visibility"] == "hidden" and review["max_score"] == 0
+    shown = [data["output"], *(t["output"] for t in data["tests"] if t is not review)]
+    assert not any("ctypes" in text for text in shown)
+    failed = [t for t in data["tests"] if t["status"] == "failed" and t is not review]
     assert [t["name"].rsplit("::", 1)[-1] for t in failed] == [
         "test_pairwise_gradient_finite_where_rows_coincide"]
     assert failed[0]["visibility"] != "visible"  # hidden tests' details wait for publication

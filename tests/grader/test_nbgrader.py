@@ -3,8 +3,11 @@ kernel, with the gradebook's scores compared with what ``grader score`` gives th
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +39,8 @@ NOISY_REFERENCE = EX.reference.read_text().replace(
     "    return x @ weight.T + bias")
 WRONG = (EX.reference.parent / "wrong" / EX.stem / "sqrt_then_square.py").read_text()
 STUDENTS = {"alice": NOISY_REFERENCE, "bob": WRONG}
+# Real nbgrader runs real kernels: four nbgrader commands in one module fixture.
+pytestmark = pytest.mark.timeout(1800)
 
 
 def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
@@ -68,6 +73,7 @@ def course(tmp_path_factory) -> Path:
         folder.mkdir(parents=True)
         nbformat.write(released, folder / NOTEBOOK)
     _nbgrader(course, "autograde", ASSIGNMENT)
+    _nbgrader(course, "generate_feedback", ASSIGNMENT)
     return course
 
 
@@ -125,6 +131,114 @@ def test_hidden_failure_shows_the_message_not_the_test_source(course):
                  .outputs if o.output_type == "error")
     assert "gradient is not finite where two rows are equal" in error.evalue
     assert "a.grad" not in json.dumps(error.traceback)
+
+
+def _visible_text(html_text: str) -> str:
+    """What a reader of an HTML page sees: tags (syntax highlighting splits code) and entities gone."""
+    return html.unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
+def _source_lines(path: Path) -> list[str]:
+    """The lines of a test file that are its own code (not blank, not a lone bracket or keyword)."""
+    return [line.strip() for line in path.read_text().splitlines() if len(line.strip()) >= 12]
+
+
+def test_feedback_shows_hidden_outcomes_never_hidden_test_source(course):
+    # The hidden file's own lines: not those it shares with what the student may see anyway.
+    shared = {line for text in (EX.public_tests.read_text(), EX.stub.read_text(), *STUDENTS.values())
+              for line in (raw.strip() for raw in text.splitlines())}
+    hidden_lines = [line for line in _source_lines(EX.hidden_tests) if line not in shared]
+    assert len(hidden_lines) > 20
+    for student in STUDENTS:
+        page = course / "feedback" / student / ASSIGNMENT / f"{EX.id}.html"
+        text = _visible_text(page.read_text())
+        leaked = [line for line in hidden_lines if line in text]
+        assert not leaked, (student, leaked[:5])
+        # The graded notebook the page shows: between nbgrader's markers, references by name only.
+        graded = nbformat.read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+        regions = [re.search(r"### BEGIN HIDDEN TESTS\n(.*?)\n### END HIDDEN TESTS", c.source, re.DOTALL)
+                   for c in graded.cells if "BEGIN HIDDEN TESTS" in c.source]
+        assert len(regions) == 1 + len(_hidden_cases()) and all(regions)
+        allowed = re.compile(r"from grader\.notebook_runtime import TestModule|"
+                             r"hidden_tests = TestModule\.from_kit\('[\w.]+', 'hidden'\)|"
+                             r"hidden_tests\.run\('\w+', globals\(\)(, params=\{[^}]*\})?\)")
+        code = [line for region in regions for line in region.group(1).splitlines() if line.strip()]
+        assert all(allowed.fullmatch(line) for line in code), code
+        # The outcome of each hidden test is there: its name, and for bob the failure message.
+        assert "test_pairwise_gradient_finite_where_rows_coincide" in text
+    bob = _visible_text((course / "feedback" / "bob" / ASSIGNMENT / f"{EX.id}.html").read_text())
+    assert "gradient is not finite where two rows are equal" in bob
+    # The check has teeth: the public tests' own code is shown, and found the same way.
+    assert any(line in bob for line in _source_lines(EX.public_tests))
+
+
+def _hidden_cases():
+    from grader.nbgrader_export import collect_cases
+
+    return [c for c in collect_cases([EX])[EX.id] if c.kind == "hidden"]
+
+
+def test_no_hypothesis_cache_reaches_students(course):
+    for folder in ("release", "submitted", "autograded", "feedback"):
+        assert not [p for p in (course / folder).rglob(".hypothesis")], folder
+
+
+def test_student_runs_the_released_public_checks_with_the_shipped_runtime(course, tmp_path):
+    """A student opens the released notebook in the released folder (its grader/ copy beside it)
+    and runs every cell: the public checks run, with the shipped copy of the runtime."""
+    nbclient = pytest.importorskip("nbclient")
+    folder = tmp_path / "student"
+    shutil.copytree(course / "release" / ASSIGNMENT, folder)
+    assert (folder / "grader" / "notebook_runtime.py").is_file()
+    assert not list(folder.rglob("*_hidden.py")) and not (folder / "grader" / "_stubs").exists()
+    nb = nbformat.read(folder / NOTEBOOK, as_version=4)
+    _cell(nb, "answer").source = EX.reference.read_text()
+    nb.cells.append(nbformat.v4.new_code_cell("import grader\nprint('runtime from', grader.__file__)"))
+    env = {k: v for k, v in os.environ.items() if k != "DRILLS_KIT_ROOT"}
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(folder)}})
+    old = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env, JUPYTER_DATA_DIR=str(tmp_path / "jd"), JUPYTER_CONFIG_DIR=str(tmp_path / "jc"))
+    try:
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    outputs = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") for o in c.outputs)
+               for c in nb.cells if c.cell_type == "code"}
+    public = [k for k in outputs if k and k.startswith("public_test_")]
+    assert public and all(outputs[k].startswith("passed: ") for k in public), outputs
+    assert f"runtime from {folder / 'grader'}" in outputs[None]
+
+
+def test_export_takes_the_untouched_stub_not_the_working_tree(tmp_path, monkeypatch):
+    """An instructor's half-done code in exercises/ never goes into the notebook."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    from grader.nbgrader_export import answer_source, question_markdown
+
+    repo = tmp_path / "kit"
+    for path in (EX.stub, EX.reference):
+        target = repo / path.relative_to(catalog.KIT_ROOT)
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(path, target)
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com",
+                        *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "stub")
+    half_done = EX.stub.read_text().replace('"""Broadcasting', '"""INSTRUCTOR DRAFT Broadcasting', 1)
+    half_done = half_done.replace("    raise NotImplementedError", "    secret_draft = 1  # WIP\n"
+                                  "    raise NotImplementedError")
+    (repo / "exercises" / EX.relpath).write_text(half_done)
+    monkeypatch.setattr(catalog, "KIT_ROOT", repo)
+    text = answer_source(EX) + question_markdown(EX)
+    assert "secret_draft" not in text and "INSTRUCTOR DRAFT" not in text
+    assert "raise NotImplementedError" in text
 
 
 # Building blocks of the export, without nbgrader.

@@ -102,3 +102,16 @@ def test_unknown_id_and_non_notebook_fail_with_status_2(tmp_path, capsys):
     nb = _write(tmp_path / "nb.ipynb", _notebook([_code("x = 1")], exercise="pytorch.nope.nope"))
     assert main(["score", str(nb)]) == 2
     assert "unknown exercise id" in capsys.readouterr().err
+
+
+def test_grading_as_another_exercise_than_the_notebook_names_warns(tmp_path):
+    other = catalog.get_exercise("pytorch.tensors.from_data")
+    path = _write(tmp_path / "answer.ipynb", _notebook(
+        [_code(REFERENCE, tensor_drills={"role": "answer", "exercise": EX.id})], exercise=EX.id))
+    warnings: list[str] = []
+    assert stage_notebook(path, [other.id], tmp_path / "root", warnings.append) == other.id
+    assert len(warnings) == 1 and EX.id in warnings[0] and other.id in warnings[0]
+    warnings.clear()
+    stage_notebook(path, [EX.id], tmp_path / "root2", warnings.append)
+    stage_notebook(path, None, tmp_path / "root3", warnings.append)
+    assert warnings == []  # the notebook's own exercise: nothing to say

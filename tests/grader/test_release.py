@@ -108,3 +108,33 @@ def test_public_tests_run_inside_the_bundle(bundle):
     # looks for the rootdir, and runs the kit's tests instead of the bundle's.
     solved = _pytest_in(bundle, "-m", "pytest", f"--impl-root={catalog.KIT_ROOT / 'solutions'}")
     assert solved.returncode == 0 and "1/1 exercises done" in solved.stdout, solved.stdout[-3000:]
+
+
+PLATFORMS = {  # what packaging's markers see on each machine
+    "linux-x86_64": {"sys_platform": "linux", "platform_machine": "x86_64"},
+    "linux-aarch64": {"sys_platform": "linux", "platform_machine": "aarch64"},
+    "macos-arm64": {"sys_platform": "darwin", "platform_machine": "arm64"},
+    "windows": {"sys_platform": "win32", "platform_machine": "AMD64"},
+}
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+def test_tensorflow_requirements_pick_one_installable_wheel_per_platform(platform, tmp_path):
+    """tensorflow-cpu has no macOS arm64 wheel: there (and on Linux aarch64) the bundle and the
+    kit's own `tensorflow` extra ask for `tensorflow`; one TensorFlow requirement per machine."""
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+
+    ex = catalog.get_exercise("tensorflow.basics.tensors_and_variables")
+    bundle = release.write_bundle(tmp_path / "tf", [ex])
+    project = tomllib.loads((bundle / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11"
+    kit_extra = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["tensorflow"]
+    env = dict(default_environment(), **PLATFORMS[platform])
+    for requirements in (project["dependencies"], kit_extra):
+        chosen = [Requirement(r) for r in requirements]
+        chosen = {r.name for r in chosen if r.marker is None or r.marker.evaluate(env)}
+        tensorflow = chosen & {"tensorflow", "tensorflow-cpu"}
+        expected = "tensorflow-cpu" if platform in ("linux-x86_64", "windows") else "tensorflow"
+        assert tensorflow == {expected}, requirements

@@ -83,7 +83,7 @@ def test_cli_errors_exit_2_with_a_message():
     result = run_python("-m", "grader", "score", "--exercise", "pytorch.nope.x")
     assert result.returncode == 2 and "unknown exercise id 'pytorch.nope.x'" in result.stderr
     result = run_python("-m", "grader", "score", "/no/such/dir", "-e", EX.id)
-    assert result.returncode == 2 and "must be a directory" in result.stderr
+    assert result.returncode == 2 and "submission not found: /no/such/dir" in result.stderr
 
 
 def test_help_lists_the_commands():

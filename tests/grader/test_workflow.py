@@ -75,3 +75,17 @@ def test_public_tests_and_installs_are_real(workflow):
                    for a in commands)
     public = _commands(workflow["jobs"]["public-tests"])
     assert ["python", "-m", "pytest", "exercises"] in public
+
+
+def test_a_take_home_bundle_ships_a_public_tests_workflow(tmp_path):
+    """The bundle's copy: it parses, installs with the bundle's own installer, and its grader
+    command is valid; the summary it writes says only public tests ran (grader.formats)."""
+    from grader import catalog, release
+
+    bundle = release.write_bundle(tmp_path / "take-home", [catalog.get_exercise("pytorch.tensors.broadcasting")])
+    flow = yaml.safe_load((bundle / ".github" / "workflows" / "grade.yml").read_text())
+    commands = [argv for job in flow["jobs"].values() for argv in _commands(job)]
+    assert ["python", "install.py"] in commands and (bundle / "install.py").is_file()
+    [score] = [build_parser().parse_args(argv[1:]) for argv in commands if argv[0] == "grader"]
+    assert score.command == "score" and (bundle / score.submission).is_dir()
+    assert "Only the public tests run here" in (bundle / ".github" / "workflows" / "grade.yml").read_text()
