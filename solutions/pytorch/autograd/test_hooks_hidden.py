@@ -427,7 +427,7 @@ def test_clamp_grads_one_hook_per_parameter_handles_in_parameter_order(impl):
     before = hook_counts(model)
     handles = impl.clamp_grads(model, 1e-3)
     after = hook_counts(model)
-    for name, p in trainable:
+    for name, _ in trainable:
         key = f"{name} tensor hooks"
         assert after[key] == before[key] + 1, (
             f"clamp_grads registered {after[key] - before[key]} tensor hooks on {name}, "

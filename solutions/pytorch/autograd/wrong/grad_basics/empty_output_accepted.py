@@ -1,7 +1,7 @@
 """Wrong: gradient() only rejects outputs with more than one element, so an f returning an empty
 tensor slips through (and gets an all-zeros gradient) instead of raising ValueError."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

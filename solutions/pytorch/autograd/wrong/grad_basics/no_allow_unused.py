@@ -1,7 +1,7 @@
 """Wrong: torch.autograd.grad without allow_unused: when f's output requires grad only through some
 other tensor (not x), autograd raises instead of returning the zero gradient / zero rows."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

@@ -1,7 +1,7 @@
 """Wrong: x is validated against float32/float64 only, so float16 and bfloat16 tensors -- floating
 point, hence allowed -- raise TypeError."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

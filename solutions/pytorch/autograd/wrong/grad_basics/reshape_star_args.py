@@ -1,7 +1,7 @@
 """Wrong: jacobian() reshapes with reshape(*out.shape, *x.shape): when both out and x are 0-dim that is
 reshape() with no shape at all, which raises instead of returning the 0-dim Jacobian."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

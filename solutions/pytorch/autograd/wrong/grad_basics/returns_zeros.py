@@ -1,7 +1,7 @@
 """Wrong: a constant submission -- validates its arguments like the contract says, then returns
 zeros of the right shape, dtype and device (accumulate leaves x.grad at zeros)."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

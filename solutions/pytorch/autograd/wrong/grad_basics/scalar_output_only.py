@@ -1,7 +1,7 @@
 """Wrong: gradient() accepts only a 0-dim output, so an f returning shape (1,) or (1, 1) -- one element,
 which the contract allows -- is rejected with ValueError."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

@@ -1,7 +1,7 @@
 """Wrong: accumulate() only checks times < 1, so a float such as 2.0 gets past validation (and then
 fails inside range() with TypeError) instead of raising ValueError naming times."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor

@@ -3,7 +3,8 @@ hands the same gradient tensor to a parameter and to the input (x + shift), the 
 is clamped too."""
 
 import contextlib
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle

@@ -2,7 +2,8 @@
 alphabetical order (bias before weight) instead of model.parameters() order."""
 
 import contextlib
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle

@@ -2,7 +2,8 @@
 `names`: given a generator, the first pass consumes it and no hook is registered at all."""
 
 import contextlib
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle

@@ -1,7 +1,8 @@
 """Wrong: max_abs must be a float: an int such as 1 or 3, which the contract allows, raises ValueError."""
 
 import contextlib
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle

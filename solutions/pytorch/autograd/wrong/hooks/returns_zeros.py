@@ -2,7 +2,7 @@
 captured activation and every clamped gradient is zero."""
 
 import contextlib
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import torch
 from torch import Tensor, nn
