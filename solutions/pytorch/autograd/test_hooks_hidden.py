@@ -102,6 +102,29 @@ def test_capture_keys_shapes_and_values(impl, widths, batch, data):
         assert_close(acts[name], expected[name], name=label, rtol=1e-12, atol=1e-12)
 
 
+def test_capture_dict_starts_empty_and_gets_only_modules_that_ran(impl):
+    class WithSpare(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mlp = make_mlp([3, 4, 2])
+            self.unused = nn.Linear(2, 2).double()  # registered, never called in forward
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.mlp(x)
+
+    model = WithSpare()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    with impl.capture_activations(model, ["mlp.0", "unused"]) as acts:
+        assert isinstance(acts, dict) and acts == {}, (
+            f"capture_activations yielded {acts!r:.100} on entry, expected an empty dict")
+        model(x)
+    assert set(acts) == {"mlp.0"}, (
+        f"captured keys {sorted(acts)}: a named module that never ran in the block ('unused') "
+        "must not get a key")
+    assert_close(acts["mlp.0"], manual_activations(model.mlp, x)["0"], name="acts['mlp.0']",
+                 rtol=1e-12, atol=1e-12)
+
+
 def test_capture_is_detached(impl):
     model = make_mlp([3, 4, 2])
     x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
