@@ -25,7 +25,8 @@ Contract
 ``straight_through_round(x) -> Tensor``
 
 - ``x`` is a floating-point tensor of any shape. The result has ``x``'s shape, dtype and device,
-  and its values are exactly ``torch.round(x)`` (halves round to even, like ``torch.round``).
+  and its values are exactly ``torch.round(x)`` (halves round to even, like ``torch.round``;
+  ``inf``, ``-inf`` and ``NaN`` come out as they went in).
 - In the backward pass the gradient with respect to ``x`` is the incoming gradient unchanged
   (``d out / d x`` is treated as 1 everywhere). The result requires grad whenever ``x`` does.
 - ``x`` itself is not modified.
@@ -34,7 +35,8 @@ Contract
 
 - ``pred`` and ``target`` must have exactly the same shape (``ValueError`` naming ``target``
   otherwise: no silent broadcasting of ``(N, 1)`` against ``(N,)``).
-- Returns ``mean((pred - target) ** 2)`` as a 0-dim tensor in ``pred``'s dtype, on its device.
+- Returns ``mean((pred - target) ** 2)`` as a 0-dim tensor in ``pred``'s dtype (also when
+  ``target`` has another floating dtype), on its device.
 - Gradients flow to ``pred`` only: a backward pass from the loss never reaches ``target`` or
   anything ``target`` was computed from (their ``.grad`` stays ``None``), even when ``target``
   requires grad. ``target`` may be a leaf or the output of a network.

@@ -30,13 +30,15 @@ Contract
   parameters: the same block is reused at every step, however many steps a call takes (no
   per-step copies).
 - ``tol`` is a number ``>= 0`` (``tol=0`` never stops early, so every call takes ``max_steps``
-  steps); ``max_steps`` is an ``int >= 1``. The constructor raises ``ValueError`` naming the
-  argument for a negative ``tol`` or a ``max_steps`` that is not an ``int >= 1``.
+  steps, even when an update is exactly zero); ``max_steps`` is an ``int >= 1``. The constructor
+  raises ``ValueError`` naming the argument for a ``tol`` that is not ``>= 0`` (negative or NaN)
+  or a ``max_steps`` that is not an ``int >= 1`` (a float such as ``2.0`` included).
 - ``forward(x)`` returns ``(h, steps)``: ``h`` has ``x``'s shape, dtype and device; ``steps`` is a
   Python ``int`` in ``[1, max_steps]``, the number of times ``block`` was applied.
 - ``||u||`` is the Euclidean (L2) norm over *all* elements of ``u`` (the whole batch at once,
   ``torch.linalg.vector_norm(u)``), so one call takes one number of steps for the whole batch.
   The stopping rule is checked after applying the step, so the small final update is included.
+  The comparison is strict: an update whose norm equals ``tol`` does not stop the loop.
 - ``h`` is differentiable with respect to ``x`` and to the block's parameters through *every*
   step taken: for inputs where the number of steps does not change under a small perturbation,
   the gradients equal finite differences. (The decision to stop is not differentiated.)

@@ -6,15 +6,17 @@ from torch import Tensor, nn
 
 def straight_through_round(x: Tensor) -> Tensor:
     # Value: x + (round(x) - x) == round(x). Gradient: 1 through x, 0 through the detached term.
-    return x + (torch.round(x) - x).detach()
+    # At +-inf and NaN, round(x) - x is NaN although round(x) is x itself: the step there is 0.
+    return x + (torch.round(x) - x).detach().nan_to_num(nan=0.0)
 
 
 def mse_to_fixed_target(pred: Tensor, target: Tensor) -> Tensor:
     if target.shape != pred.shape:
         raise ValueError(f"target must have the shape of pred {tuple(pred.shape)}, "
                          f"got {tuple(target.shape)}")
-    # detach() cuts target out of the graph without touching the caller's tensor or its flags.
-    return ((pred - target.detach()) ** 2).mean()
+    # detach() cuts target out of the graph without touching the caller's tensor or its flags;
+    # the cast keeps a target of another dtype from promoting the loss past pred's dtype.
+    return ((pred - target.detach().to(pred.dtype)) ** 2).mean()
 
 
 def predict(model: nn.Module, x: Tensor) -> Tensor:

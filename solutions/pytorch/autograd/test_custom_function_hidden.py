@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            autocast, check_gradients, count_aten_ops, device_params, shapes,
@@ -65,6 +65,7 @@ def test_silu_is_a_custom_function(impl):
         return out
 
     out, ops = count_aten_ops(run)
+    assert_close(out.detach(), F.silu(x.detach()), name="silu(x)")
     assert _forward_cls(out) is impl.SiLU, (
         f"silu(x).grad_fn is {type(out.grad_fn).__name__}, not SiLU's backward node: silu must "
         "return SiLU.apply(x)")
@@ -94,7 +95,8 @@ def test_silu_matches_torch(impl, x):
 @settings(max_examples=10)
 @given(x=tensors(shapes(max_dims=3, max_side=3)))
 def test_silu_first_and_second_derivatives(impl, x):
-    check_gradients(impl.silu, x, name=f"silu(x{tuple(x.shape)})", second_order=True)
+    check_gradients(impl.silu, x, name=f"silu(x{tuple(x.shape)})", second_order=True,
+                    reference=F.silu)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
@@ -137,6 +139,11 @@ def test_silu_keeps_low_precision_dtype(impl, dtype):
     rtol = 4e-3 if dtype == torch.float16 else 3e-2
     assert_close(out, F.silu(x.float()).to(dtype), rtol=rtol, atol=1e-3,
                  name=f"silu on {dtype} input")
+    xg = x.clone().requires_grad_(True)
+    grad, = torch.autograd.grad(impl.silu(xg).sum(), xg)
+    x32 = x.float().requires_grad_(True)
+    want, = torch.autograd.grad(F.silu(x32).sum(), x32)
+    assert_close(grad, want.to(dtype), rtol=3e-2, atol=1e-2, name=f"gradient of silu on {dtype}")
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -146,6 +153,7 @@ def test_silu_stays_on_device(impl, device):
     assert_shape(out, (2, 3, 4), name="silu(x)")
     assert_device(out, device, name="silu(x)")
     assert out.dtype == x.dtype, f"silu(x): dtype {out.dtype}, expected {x.dtype}"
+    assert_close(out, F.silu(x.detach()), name=f"silu(x) on {device}")
     out.sum().backward()
     assert_shape(x.grad, (2, 3, 4), name="gradient of silu(x)")
     assert_device(x.grad, device, name="gradient of silu(x)")
@@ -166,6 +174,7 @@ def test_logsumexp_is_a_custom_function(impl):
         return out
 
     out, ops = count_aten_ops(run)
+    assert_close(out.detach(), torch.logsumexp(x.detach(), 1), name="logsumexp(x, 1)")
     assert _forward_cls(out) is impl.LogSumExp, (
         f"logsumexp(x, 1).grad_fn is {type(out.grad_fn).__name__}, not LogSumExp's backward "
         "node: logsumexp must return LogSumExp.apply(...)")
@@ -177,6 +186,9 @@ def test_logsumexp_is_a_custom_function(impl):
 @pytest.mark.points(2)
 @given(case=_shape_and_dim(), keepdim=st.booleans(), scale=st.sampled_from([1.0, 30.0, 1e4]),
        seed=st.integers(0, 2**31 - 1))
+@example(case=((3, 4, 2), 1), keepdim=False, scale=30.0, seed=1)
+@example(case=((3, 4, 2), -3), keepdim=True, scale=1e4, seed=2)
+@example(case=((5,), 0), keepdim=False, scale=1.0, seed=3)
 def test_logsumexp_matches_torch_float64(impl, case, keepdim, scale, seed):
     shape, dim = case
     gen = torch.Generator().manual_seed(seed)
@@ -215,11 +227,14 @@ def test_logsumexp_matches_torch_float32(impl, case, keepdim, seed):
 @settings(max_examples=10)
 @given(case=_shape_and_dim(shapes(max_dims=3, max_side=3)), keepdim=st.booleans(),
        seed=st.integers(0, 2**31 - 1))
+@example(case=((2, 3), 1), keepdim=False, seed=4)
+@example(case=((2, 3), 0), keepdim=True, seed=5)
 def test_logsumexp_first_and_second_derivatives(impl, case, keepdim, seed):
     shape, dim = case
     x = torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     check_gradients(lambda t: impl.logsumexp(t, dim, keepdim=keepdim), x, second_order=True,
-                    name=f"logsumexp(x{shape}, dim={dim}, keepdim={keepdim})")
+                    name=f"logsumexp(x{shape}, dim={dim}, keepdim={keepdim})",
+                    reference=lambda t: torch.logsumexp(t, dim, keepdim=keepdim))
 
 
 @pytest.mark.points(2)
@@ -247,22 +262,29 @@ def test_logsumexp_finite_and_correct_at_extremes(impl, dtype):
         assert_close(grad, torch.softmax(truth, dim).to(dtype), **tol, name=f"gradient of {name}")
 
 
-def test_logsumexp_masked_entries(impl):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dim, keepdim", [(1, False), (-1, True), (0, False)], ids=str)
+def test_logsumexp_masked_entries(impl, dtype, dim, keepdim):
     ninf = float("-inf")
-    x = torch.tensor([[0.0, ninf, 1.0, ninf], [ninf, ninf, ninf, ninf], [ninf, 2.0, ninf, ninf]],
-                     dtype=torch.float64, requires_grad=True)
-    out = impl.logsumexp(x, 1)
-    expected = torch.logsumexp(x.detach(), 1)
-    assert not torch.isnan(out).any(), (f"logsumexp of rows with -inf entries gave "
-                                        f"{out.detach().tolist()}: NaN where the row is all -inf "
-                                        "(-inf - -inf is NaN: do not shift by an infinite max)")
-    assert_close(out, expected, name="logsumexp(x, 1) with -inf entries (row 1 all -inf)")
-    # The gradient of an all -inf row is not specified; the other rows' is the masked softmax.
-    grad, = torch.autograd.grad(out[0] + out[2], x)
+    rows = torch.tensor([[0.0, ninf, 1.0, ninf], [ninf, ninf, ninf, ninf], [ninf, 2.0, ninf, ninf],
+                         [ninf, ninf, ninf, ninf]], dtype=dtype)
+    # Slices along dim: rows 1 and 3 (or, transposed, columns 1 and 3) are all -inf.
+    x = (rows if dim != 0 else rows.T.contiguous()).requires_grad_(True)
+    out = impl.logsumexp(x, dim, keepdim=keepdim)
+    name = f"logsumexp(x, dim={dim}, keepdim={keepdim}) with -inf entries ({dtype})"
+    expected = torch.logsumexp(x.detach(), dim, keepdim=keepdim)
+    assert not torch.isnan(out).any(), (f"{name} gave {out.detach().tolist()}: NaN where the "
+                                        "slice is all -inf (-inf - -inf is NaN: do not shift by "
+                                        "an infinite max)")
+    assert_close(out, expected, name=f"{name} (slices 1 and 3 all -inf)")
+    # The gradient of an all -inf slice is not specified; the other slices' is the masked softmax.
+    flat = out.reshape(-1)
+    grad, = torch.autograd.grad(flat[0] + flat[2], x)
     want = torch.tensor([[1 / (1 + torch.e), 0.0, torch.e / (1 + torch.e), 0.0], [0.0] * 4,
-                         [0.0, 1.0, 0.0, 0.0]], dtype=torch.float64)
+                         [0.0, 1.0, 0.0, 0.0], [0.0] * 4], dtype=dtype)
     keep = torch.tensor([0, 2])
-    assert_close(grad[keep], want[keep], name="gradient of logsumexp at rows with -inf entries")
+    got = grad if dim != 0 else grad.T
+    assert_close(got[keep], want[keep], name=f"gradient of {name} at slices with -inf entries")
 
 
 def test_logsumexp_backward_respects_needs_input_grad(impl):
@@ -293,6 +315,10 @@ def test_logsumexp_keeps_low_precision_dtype(impl, dtype):
     out = impl.logsumexp(x, -1)
     assert_close(out, torch.logsumexp(x.float(), -1).to(dtype), rtol=2e-2, atol=2e-2,
                  name=f"logsumexp on {dtype} input")
+    xg = x.clone().requires_grad_(True)
+    grad, = torch.autograd.grad(impl.logsumexp(xg, -1).sum(), xg)
+    assert_close(grad, torch.softmax(x.float(), -1).to(dtype), rtol=3e-2, atol=1e-2,
+                 name=f"gradient of logsumexp on {dtype}")
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -304,9 +330,17 @@ def test_logsumexp_stays_on_device(impl, device):
         assert_shape(out, shape, name=name)
         assert_device(out, device, name=name)
         assert out.dtype == x.dtype, f"{name}: dtype {out.dtype}, expected {x.dtype}"
+        assert_close(out, torch.logsumexp(x.detach(), dim, keepdim=keepdim), name=name)
         grad, = torch.autograd.grad(out.sum(), x)
         assert_shape(grad, (2, 3, 4), name=f"gradient of {name}")
         assert_device(grad, device, name=f"gradient of {name}")
+
+
+@pytest.mark.parametrize("dim", [2, -3], ids=str)
+def test_logsumexp_accepts_both_ends_of_the_dim_range(impl, dim):
+    x = torch.randn(2, 3, 4, dtype=torch.float64)
+    assert_close(impl.logsumexp(x, dim), torch.logsumexp(x, dim),
+                 name=f"logsumexp(x(2, 3, 4), dim={dim})")
 
 
 def test_logsumexp_rejects_bad_dim(impl):

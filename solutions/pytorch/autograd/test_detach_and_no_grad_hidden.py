@@ -19,6 +19,7 @@ from grader.checks import (assert_close, assert_device, assert_raises_naming, as
 
 
 EXACT = dict(rtol=0.0, atol=0.0)
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 seeds = st.integers(0, 2**16)
 
 
@@ -63,13 +64,29 @@ def test_ste_gradient_is_identity(impl, shape, seed):
                  atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("device", device_params(meta=True))
-def test_ste_keeps_shape_dtype_device(impl, device):
-    x = torch.randn(2, 3, device=device, requires_grad=True)
+def test_ste_keeps_shape_dtype_device(impl, device, dtype):
+    x = torch.tensor([[0.4, -1.6, 2.5], [7.5, -0.5, 3.25]], dtype=dtype, device=device,
+                     requires_grad=True)
     out = impl.straight_through_round(x)
-    assert_shape(out, (2, 3), name=f"straight_through_round on {device}")
-    assert_device(out, device, name=f"straight_through_round on {device}")
-    assert out.dtype == x.dtype, f"straight_through_round: dtype {out.dtype}, expected {x.dtype}"
+    name = f"straight_through_round of {dtype} x on {device}"
+    assert_shape(out, (2, 3), name=name)
+    assert_device(out, device, name=name)
+    assert out.dtype == dtype, f"{name}: dtype {out.dtype}, expected {dtype}"
+    assert_close(out.detach(), torch.round(x.detach()), name=name, **EXACT)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_ste_passes_infinities_and_nan_like_round(impl, dtype):
+    x = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.4, -2.5], dtype=dtype,
+                     requires_grad=True)
+    out = impl.straight_through_round(x)
+    name = f"straight_through_round([inf, -inf, nan, 0.4, -2.5]) in {dtype}"
+    assert_close(out.detach(), torch.round(x.detach()), name=f"{name} (must equal torch.round)",
+                 equal_nan=True, **EXACT)
+    grad, = torch.autograd.grad(out.sum(), x)
+    assert_close(grad, torch.ones_like(x), name=f"gradient of {name} (1 everywhere)", **EXACT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,6 +102,8 @@ def test_mse_value_matches_formula(impl, shape, seed):
     name = f"mse_to_fixed_target(pred{tuple(shape)}, target{tuple(shape)})"
     assert_shape(got, (), name=name)
     assert_close(got.detach(), F.mse_loss(pred, target), name=name, rtol=1e-12, atol=1e-12)
+    assert not pred.requires_grad and not target.requires_grad, (
+        f"{name} switched on requires_grad of a pred or target that did not require grad")
 
 
 @pytest.mark.points(2)
@@ -126,23 +145,45 @@ def test_mse_gradient_wrt_pred_matches_finite_differences(impl):
     target = torch.randn(3, 2, dtype=torch.float64)
     check_gradients(lambda p: impl.mse_to_fixed_target(p, target),
                     torch.randn(3, 2, dtype=torch.float64),
-                    name="mse_to_fixed_target(pred, target)")
+                    name="mse_to_fixed_target(pred, target)",
+                    reference=lambda p: F.mse_loss(p, target))
 
 
-def test_mse_rejects_shape_mismatch(impl):
-    assert_raises_naming(ValueError, "target", impl.mse_to_fixed_target, torch.randn(5, 1),
-                         torch.randn(5))
-    assert_raises_naming(ValueError, "target", impl.mse_to_fixed_target, torch.randn(4, 3),
-                         torch.randn(3))
+@pytest.mark.parametrize("pred_shape, target_shape",
+                         [((5, 1), (5,)), ((4, 3), (3,)), ((4, 1), (1, 4)), ((1, 3), (4, 3)),
+                          ((2, 3), (3, 2))], ids=str)
+def test_mse_rejects_shape_mismatch(impl, pred_shape, target_shape):
+    assert_raises_naming(ValueError, "target", impl.mse_to_fixed_target, torch.randn(pred_shape),
+                         torch.randn(target_shape))
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("device", device_params(meta=True))
-def test_mse_keeps_dtype_and_device(impl, device):
-    pred = torch.randn(4, 3, device=device, requires_grad=True)
-    got = impl.mse_to_fixed_target(pred, torch.randn(4, 3, device=device))
-    assert_shape(got, (), name=f"mse_to_fixed_target on {device}")
-    assert_device(got, device, name=f"mse_to_fixed_target on {device}")
-    assert got.dtype == pred.dtype, f"mse_to_fixed_target: dtype {got.dtype}, expected {pred.dtype}"
+def test_mse_keeps_dtype_and_device(impl, device, dtype):
+    pred = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=dtype, device=device,
+                        requires_grad=True)
+    target = torch.tensor([[1.0, 0.0, 1.0], [-0.5, 0.5, 0.25]], dtype=dtype, device=device)
+    got = impl.mse_to_fixed_target(pred, target)
+    name = f"mse_to_fixed_target for {dtype} on {device}"
+    assert_shape(got, (), name=name)
+    assert_device(got, device, name=name)
+    assert got.dtype == dtype, f"{name}: dtype {got.dtype}, expected {dtype}"
+    expected = F.mse_loss(pred.detach().double(), target.double()).to(dtype)
+    assert_close(got.detach(), expected, name=name, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("pred_dtype, target_dtype",
+                         [(torch.float32, torch.float64), (torch.float64, torch.float32),
+                          (torch.bfloat16, torch.float32)], ids=str)
+def test_mse_result_is_in_pred_dtype_for_a_target_of_another_dtype(impl, pred_dtype,
+                                                                   target_dtype):
+    pred = torch.tensor([0.5, -1.0, 2.0, 1.5], dtype=pred_dtype, requires_grad=True)
+    target = torch.tensor([1.0, 0.0, 1.0, -0.5], dtype=target_dtype)
+    got = impl.mse_to_fixed_target(pred, target)
+    name = f"mse_to_fixed_target({pred_dtype} pred, {target_dtype} target)"
+    assert got.dtype == pred_dtype, f"{name}: dtype {got.dtype}, expected pred's {pred_dtype}"
+    expected = F.mse_loss(pred.detach().double(), target.double()).to(pred_dtype)
+    assert_close(got.detach(), expected, name=name, rtol=1e-2, atol=1e-2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +230,9 @@ def test_predict_is_deterministic_with_dropout(impl):
     a, b = impl.predict(model, x), impl.predict(model, x)
     assert torch.equal(a, b), ("predict gave different outputs for the same input: dropout is "
                                "still active (the model must be in eval mode)")
+    with torch.no_grad():
+        expected = copy.deepcopy(model).eval()(x)
+    assert_close(a, expected, name="predict(model, x) on a model with dropout (eval output)")
 
 
 @pytest.mark.points(2)
@@ -208,11 +252,14 @@ def test_predict_leaves_batchnorm_statistics_untouched(impl):
 def test_predict_output_has_no_graph(impl, x_requires_grad):
     model = make_model().train()
     x = torch.randn(4, 6, requires_grad=x_requires_grad)
+    with torch.no_grad():
+        expected = copy.deepcopy(model).eval()(x)
     out = impl.predict(model, x)
     assert not out.requires_grad and out.grad_fn is None, (
         f"predict returned a tensor with autograd history (requires_grad={out.requires_grad}, "
         f"grad_fn={out.grad_fn}) for x.requires_grad={x_requires_grad}: run the forward under "
         "torch.inference_mode()")
+    assert_close(out, expected, name=f"predict(model, x) for x.requires_grad={x_requires_grad}")
 
 
 def test_predict_runs_under_inference_mode(impl):
@@ -287,6 +334,10 @@ def test_predict_leaves_parameters_alone(impl):
 @pytest.mark.parametrize("device", device_params(meta=True))
 def test_predict_keeps_device(impl, device):
     model = make_model(device).train()
-    out = impl.predict(model, torch.randn(5, 6, device=device))
+    x = torch.randn(5, 6, device=device)
+    with torch.no_grad():
+        expected = copy.deepcopy(model).eval()(x)
+    out = impl.predict(model, x)
     assert_shape(out, (5, 3), name=f"predict on {device}")
     assert_device(out, device, name=f"predict on {device}")
+    assert_close(out, expected, name=f"predict on {device}")

@@ -201,14 +201,36 @@ def test_output_stays_on_device(impl, device):
 
 @pytest.mark.parametrize("kwargs, argname", [
     ({"tol": -1e-3}, "tol"),
+    ({"tol": float("nan")}, "tol"),
+    ({"tol": float("-inf")}, "tol"),
     ({"max_steps": 0}, "max_steps"),
     ({"max_steps": -2}, "max_steps"),
-])
+], ids=str)
 def test_rejects_bad_arguments(impl, kwargs, argname):
     assert_raises_naming(ValueError, argname, impl.Refiner, scaling_block(2, -0.5), **kwargs)
 
 
-def test_rejects_non_int_max_steps(impl):
-    # The contract asks for ValueError; TypeError naming the argument is accepted too.
-    assert_raises_naming((ValueError, TypeError), "max_steps", impl.Refiner,
-                         scaling_block(2, -0.5), max_steps=2.5)
+@pytest.mark.parametrize("max_steps", [2.5, 2.0, "3", None], ids=repr)
+def test_rejects_non_int_max_steps(impl, max_steps):
+    assert_raises_naming(ValueError, "max_steps", impl.Refiner, scaling_block(2, -0.5),
+                         max_steps=max_steps)
+
+
+def test_tol_zero_never_stops_early_even_on_a_zero_update(impl):
+    x = torch.randn(2, 3, dtype=torch.float64)
+    refiner = impl.Refiner(scaling_block(3, 0.0), tol=0.0, max_steps=5)
+    name = "Refiner(block: h -> 0 * h, tol=0, max_steps=5)"
+    h, steps = call(refiner, x, name)
+    assert steps == 5, (f"{name} took {steps} steps, expected 5: with tol=0 the loop never stops "
+                        "early, not even when an update is exactly zero (||u|| < 0 never holds)")
+    assert_close(h, x, rtol=0, atol=0, name=f"{name}: output")
+
+
+def test_an_update_norm_equal_to_tol_does_not_stop(impl):
+    x = torch.tensor([3.0, 4.0], dtype=torch.float64)  # updates -x/2, norms 2.5, 1.25, ... exactly
+    refiner = impl.Refiner(scaling_block(2, -0.5), tol=2.5, max_steps=10)
+    name = "Refiner(block: h -> -h/2, tol=2.5)(x=[3, 4]) (first update norm exactly 2.5)"
+    h, steps = call(refiner, x, name)
+    assert steps == 2, (f"{name} took {steps} steps, expected 2: the stop needs ||u|| < tol "
+                        "strictly, and the first update's norm equals tol")
+    assert_close(h, x / 4, rtol=0, atol=0, name=f"{name}: output")

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            check_gradients, device_params, shapes, tensors)
@@ -197,6 +197,7 @@ def test_gradient_has_no_graph_without_create_graph(impl, requires_grad):
         f"gradient(f, x) with create_graph=False returned a tensor with autograd history "
         f"(requires_grad={got.requires_grad}, grad_fn={got.grad_fn}) for x.requires_grad="
         f"{requires_grad}: it should not build a graph for the gradient")
+    assert_close(got, 3 * x.detach() ** 2, name="gradient(sum(x**3), x)", rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.points(2)
@@ -238,6 +239,10 @@ def test_gradient_of_unconnected_output_is_zero(impl):
     assert_close(got, torch.zeros_like(x), name="gradient of a constant f (must be zeros)")
     got = impl.gradient(lambda z: z.detach().sum() * 3.0, x)
     assert_close(got, torch.zeros_like(x), name="gradient of f using only x.detach() (zeros)")
+    w = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    got = impl.gradient(lambda z: (w * w).sum(), x)
+    assert_close(got, torch.zeros_like(x),
+                 name="gradient of f depending only on another tensor that requires grad (zeros)")
 
 
 def test_gradient_works_inside_no_grad(impl):
@@ -249,22 +254,41 @@ def test_gradient_works_inside_no_grad(impl):
                  atol=1e-9)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("device", device_params(meta=True))
 def test_gradient_keeps_dtype_and_device(impl, device, dtype):
-    x = torch.randn(3, 2, dtype=dtype, device=device)
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]], dtype=dtype, device=device)
     got = impl.gradient(lambda z: (z.sin() * z).sum(), x)
     name = f"gradient(f, x) for {dtype} x on {device}"
     assert_shape(got, (3, 2), name=name)
     assert_device(got, device, name=name)
     assert got.dtype == dtype, f"{name}: dtype {got.dtype}, expected {dtype}"
+    x64 = x.to(torch.float64)
+    assert_close(got, (x64.sin() + x64 * x64.cos()).to(dtype), name=name, rtol=2e-2, atol=2e-2)
 
 
-def test_gradient_rejects_bad_arguments(impl):
+@pytest.mark.parametrize("out_shape", [(), (1,), (1, 1)], ids=str)
+def test_gradient_accepts_any_one_element_output(impl, out_shape):
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    got = impl.gradient(lambda z: (z * z).sum().reshape(out_shape), x)
+    assert_close(got, 2 * x, name=f"gradient(f, x) for f returning shape {out_shape}",
+                 rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("out_shape", [(3,), (1, 2), (0,)], ids=str)
+def test_gradient_rejects_output_without_exactly_one_element(impl, out_shape):
     x = torch.randn(3, dtype=torch.float64)
-    assert_raises_naming(ValueError, "f", impl.gradient, lambda z: z * 2, x)
+    n = int(torch.Size(out_shape).numel())
+    assert_raises_naming(ValueError, "f", impl.gradient, lambda z: z[:n].reshape(out_shape) * 2, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool], ids=str)
+def test_gradient_rejects_non_floating_x(impl, dtype):
     assert_raises_naming(TypeError, "x", impl.gradient, lambda z: z.sum(),
-                         torch.arange(3))
+                         torch.ones(3, dtype=dtype))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,6 +299,9 @@ def test_gradient_rejects_bad_arguments(impl):
 @given(in_shape=shapes(min_dims=0, max_dims=2, max_side=4),
        out_shape=shapes(min_dims=0, max_dims=3, max_side=3), op=st.sampled_from(sorted(SMOOTH)),
        seed=seeds)
+@example(in_shape=(), out_shape=(), op="sin", seed=0)
+@example(in_shape=(), out_shape=(2,), op="tanh", seed=1)
+@example(in_shape=(3,), out_shape=(), op="softplus", seed=2)
 def test_jacobian_matches_finite_differences(impl, in_shape, out_shape, op, seed):
     f = SmoothMap(in_shape, out_shape, op, seed)
     x = torch.randn(in_shape, generator=torch.Generator().manual_seed(seed + 1),
@@ -293,18 +320,32 @@ def test_jacobian_of_non_symmetric_map(impl):
     assert_close(got, m, name="jacobian(x -> m @ x) (must equal m, rows = outputs)")
 
 
-@pytest.mark.parametrize("case", ["plain tensor", "leaf with a .grad"])
+@pytest.mark.parametrize("case", ["plain tensor", "leaf with requires_grad", "leaf with a .grad",
+                                  "non-leaf"])
 def test_jacobian_leaves_x_untouched_and_has_no_graph(impl, case):
-    x = torch.randn(2, 2, dtype=torch.float64)
-    if case == "leaf with a .grad":
+    base = torch.randn(2, 2, dtype=torch.float64)
+    x = base.clone()
+    if case == "leaf with requires_grad":
+        x.requires_grad_(True)
+    elif case == "leaf with a .grad":
         x.requires_grad_(True)
         x.grad = torch.ones_like(x)
+    elif case == "non-leaf":
+        leaf = base.clone().requires_grad_(True)
+        x = leaf * 1.0
     before = state(x)
-    got = impl.jacobian(lambda z: torch.tanh(z).cumsum(0), x)
-    assert_untouched(x, before, f"jacobian(f, x) on a {case}")
+
+    def f(z: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(z).cumsum(0)
+
+    got = impl.jacobian(f, x)
+    call = f"jacobian(f, x) on a {case}"
+    assert_untouched(x, before, call)
     assert not got.requires_grad, (
-        "jacobian(f, x) returned a tensor that requires grad: the result must carry no autograd "
-        "history")
+        f"{call} returned a tensor that requires grad: the result must carry no autograd history")
+    assert_close(got, fd_jacobian(f, base), name=call, **FD_TOL)
+    if case == "non-leaf":
+        assert leaf.grad is None, f"{call} wrote a gradient into the leaf that x was computed from"
 
 
 def test_jacobian_of_unconnected_outputs_is_zero(impl):
@@ -315,25 +356,43 @@ def test_jacobian_of_unconnected_outputs_is_zero(impl):
     got = impl.jacobian(lambda z: torch.ones(2, dtype=z.dtype), x)
     assert_close(got, torch.zeros(2, 3, dtype=torch.float64),
                  name="jacobian of a constant f (all zeros)")
+    w = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    got = impl.jacobian(lambda z: w * 2, x)
+    assert_close(got, torch.zeros(2, 3, dtype=torch.float64),
+                 name="jacobian of f depending only on another tensor that requires grad (zeros)")
+    got = impl.jacobian(lambda z: torch.cat([w * 2, z.sum().reshape(1)]), x)
+    expected = torch.cat([torch.zeros(2, 3, dtype=torch.float64), torch.ones(1, 3, dtype=torch.float64)])
+    assert_close(got, expected,
+                 name="jacobian with outputs depending only on another tensor that requires grad "
+                      "(zero rows)")
 
 
 @pytest.mark.points(2)
 def test_jacobian_is_built_from_autograd_grad(impl):
     x = torch.randn(2, 3, dtype=torch.float64)
     with banned_jacobian_helpers() as seen:
-        impl.jacobian(lambda z: z.sin().sum(0), x)
+        got = impl.jacobian(lambda z: z.sin().sum(0), x)
     assert not seen, (
         f"jacobian called {sorted(set(seen))}: build the Jacobian from torch.autograd.grad "
         "instead of torch.autograd.functional or the torch.func transforms")
+    # J[i, j, k] = d sum_r sin(x[r, i]) / d x[j, k] = cos(x[j, i]) when k == i, else 0.
+    expected = torch.einsum("ik,ji->ijk", torch.eye(3, dtype=x.dtype), x.cos())
+    assert_close(got, expected, name="jacobian(x -> sin(x).sum(0))", rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("device", device_params(meta=True))
-def test_jacobian_keeps_device(impl, device):
-    x = torch.randn(2, 3, device=device)
+def test_jacobian_keeps_dtype_and_device(impl, device, dtype):
+    x = torch.tensor([[0.5, -1.0, 2.0], [0.25, -0.75, 1.5]], dtype=dtype, device=device)
     got = impl.jacobian(lambda z: z.tanh().sum(-1), x)
-    assert_shape(got, (2, 2, 3), name=f"jacobian on {device}")
-    assert_device(got, device, name=f"jacobian on {device}")
-    assert got.dtype == x.dtype, f"jacobian on {device}: dtype {got.dtype}, expected {x.dtype}"
+    name = f"jacobian for {dtype} x on {device}"
+    assert_shape(got, (2, 2, 3), name=name)
+    assert_device(got, device, name=name)
+    assert got.dtype == dtype, f"{name}: dtype {got.dtype}, expected {dtype}"
+    # J[i, j, k] = d sum_k' tanh(x[i, k']) / d x[j, k] = 1 - tanh(x[j, k])^2 when j == i, else 0.
+    d = 1 - x.to(torch.float64).tanh() ** 2
+    expected = torch.einsum("ij,jk->ijk", torch.eye(2, dtype=d.dtype, device=device), d)
+    assert_close(got, expected.to(dtype), name=name, rtol=2e-2, atol=2e-2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,6 +430,7 @@ def test_accumulate_keeps_device(impl, device):
     got = impl.accumulate(lambda z: (z * z).sum(), x, 2)
     assert_shape(got, (2, 3), name=f"accumulate on {device}")
     assert_device(got, device, name=f"accumulate on {device}")
+    assert_close(got, 4 * x.detach(), name=f"accumulate(sum(x**2), x, 2) on {device}")
 
 
 def test_accumulate_rejects_bad_arguments(impl):
@@ -380,6 +440,6 @@ def test_accumulate_rejects_bad_arguments(impl):
     assert_raises_naming(ValueError, "x", impl.accumulate, f, torch.randn(3), 2)
     leaf = torch.randn(3, requires_grad=True)
     assert_raises_naming(ValueError, "x", impl.accumulate, f, leaf * 2, 2)
-    for bad in (0, -1):
+    for bad in (0, -1, 2.0, "2"):
         assert_raises_naming(ValueError, "times", impl.accumulate, f,
                              torch.randn(3, requires_grad=True), bad)

@@ -102,14 +102,39 @@ def test_capture_keys_shapes_and_values(impl, widths, batch, data):
         assert_close(acts[name], expected[name], name=label, rtol=1e-12, atol=1e-12)
 
 
+def test_capture_dict_starts_empty_and_gets_only_modules_that_ran(impl):
+    class WithSpare(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mlp = make_mlp([3, 4, 2])
+            self.unused = nn.Linear(2, 2).double()  # registered, never called in forward
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.mlp(x)
+
+    model = WithSpare()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    with impl.capture_activations(model, ["mlp.0", "unused"]) as acts:
+        assert isinstance(acts, dict) and acts == {}, (
+            f"capture_activations yielded {acts!r:.100} on entry, expected an empty dict")
+        model(x)
+    assert set(acts) == {"mlp.0"}, (
+        f"captured keys {sorted(acts)}: a named module that never ran in the block ('unused') "
+        "must not get a key")
+    assert_close(acts["mlp.0"], manual_activations(model.mlp, x)["0"], name="acts['mlp.0']",
+                 rtol=1e-12, atol=1e-12)
+
+
 def test_capture_is_detached(impl):
     model = make_mlp([3, 4, 2])
     x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
     acts = capture(impl, model, ["0.0", "1", ""], x)
+    expected = manual_activations(model, x.detach())
     for name, value in acts.items():
         assert not value.requires_grad and value.grad_fn is None, (
             f"acts[{name!r}] still has autograd history (grad_fn={value.grad_fn}): store a "
             "detached copy, or every captured activation keeps the whole graph alive")
+        assert_close(value, expected[name], name=f"acts[{name!r}]", rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.points(2)
@@ -233,6 +258,23 @@ def test_capture_last_call_wins(impl):
                       "(must hold the output of the last call)")
 
 
+@pytest.mark.parametrize("kind", ["tuple", "generator", "dict keys"])
+def test_capture_accepts_any_iterable_of_names(impl, kind):
+    model = make_mlp([3, 4, 2])
+    wanted = ["0.0", "1", ""]
+    names = {"tuple": lambda: tuple(wanted), "generator": lambda: (n for n in wanted),
+             "dict keys": lambda: dict.fromkeys(wanted).keys()}[kind]()
+    x = torch.randn(2, 3, dtype=torch.float64)
+    acts = capture(impl, model, names, x)
+    expected = manual_activations(model, x)
+    assert set(acts) == set(wanted), (
+        f"names given as a {kind} of {wanted}: captured keys {sorted(acts)} (was the iterable "
+        "consumed before the hooks were registered?)")
+    for name in wanted:
+        assert_close(acts[name], expected[name], name=f"acts[{name!r}] (names given as a {kind})",
+                     rtol=1e-12, atol=1e-12)
+
+
 def test_capture_rejects_unknown_names(impl):
     model = make_mlp([3, 4, 2])
     before = hook_counts(model)
@@ -249,10 +291,13 @@ def test_capture_rejects_unknown_names(impl):
 @pytest.mark.parametrize("device", device_params(meta=True))
 def test_capture_keeps_device(impl, device):
     model = make_mlp([3, 4, 2], dtype=torch.float32, device=device)
-    acts = capture(impl, model, ["0.0", ""], torch.randn(5, 3, device=device))
+    x = torch.randn(5, 3, device=device)
+    acts = capture(impl, model, ["0.0", ""], x)
+    expected = manual_activations(model, x)
     assert_shape(acts["0.0"], (5, 4), name=f"acts['0.0'] on {device}")
     assert_device(acts["0.0"], device, name=f"acts['0.0'] on {device}")
     assert_device(acts[""], device, name=f"acts[''] on {device}")
+    assert_close(acts["0.0"], expected["0.0"], name=f"acts['0.0'] on {device}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,10 +334,10 @@ def test_clamp_grads_clamps_each_backward_before_accumulating(impl):
     model = nn.Linear(3, 2).double()
     x = torch.randn(4, 3, dtype=torch.float64) * 10
     g1 = reference_grads(model, x, 1.0)
-    g2 = reference_grads(model, x, -0.5)
+    g2 = reference_grads(model, x, 0.3)
     impl.clamp_grads(model, 0.75)
     model(x).sum().backward()
-    (-0.5 * model(x).sum()).backward()
+    (0.3 * model(x).sum()).backward()
     for name, p in model.named_parameters():
         expected = g1[name].clamp(-0.75, 0.75) + g2[name].clamp(-0.75, 0.75)
         assert_close(p.grad, expected, rtol=1e-12, atol=1e-12,
@@ -310,10 +355,13 @@ def test_clamp_grads_skips_frozen_parameters(impl):
     assert isinstance(handles, list) and len(handles) == len(trainable), (
         f"clamp_grads returned {len(handles) if isinstance(handles, list) else type(handles)} "
         f"handles, expected a list of {len(trainable)} (one per parameter that requires grad)")
-    model(torch.randn(2, 3, dtype=torch.float64) * 10).sum().backward()
+    x = torch.randn(2, 3, dtype=torch.float64) * 10
+    expected = reference_grads(model, x, 1.0)
+    model(x).sum().backward()
     for name, p in model.named_parameters():
         if p.requires_grad:
-            assert float(p.grad.abs().max()) <= 0.1, f"{name}.grad is not clamped to 0.1"
+            assert_close(p.grad, expected[name].clamp(-0.1, 0.1), rtol=1e-12, atol=1e-12,
+                         name=f"{name}.grad with clamp_grads(max_abs=0.1), some layers frozen")
         else:
             assert p.grad is None, f"frozen {name} received a gradient"
 
@@ -334,31 +382,95 @@ def test_clamp_grads_handles_remove_the_hooks(impl):
                      name=f"{name}.grad after removing the handles (must be unclamped again)")
 
 
-def test_clamp_grads_leaves_input_gradient_alone(impl):
-    model = make_mlp([3, 4, 2], seed=7)
+class Shifted(nn.Module):
+    """shift + x followed by a Linear: autograd hands ``shift`` and ``x`` the very same gradient
+    tensor (the add passes its incoming gradient to both inputs, and shift's hook runs before x's
+    gradient is stored), so a hook that clamps in place would also clamp the input's gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(8)
+        self.shift = nn.Parameter(torch.randn(3, 3, dtype=torch.float64))
+        self.linear = nn.Linear(3, 2).double()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(self.shift + x)
+
+
+@pytest.mark.parametrize("model_kind", ["mlp", "input and parameter share a gradient"])
+def test_clamp_grads_leaves_input_gradient_alone(impl, model_kind):
+    model = make_mlp([3, 4, 2], seed=7) if model_kind == "mlp" else Shifted()
     x = (torch.randn(3, 3, dtype=torch.float64) * 10).requires_grad_(True)
     x_ref = x.detach().clone().requires_grad_(True)
     twin = copy.deepcopy(model)
     (5.0 * twin(x_ref).sum()).backward()
+    expected = reference_grads(model, x.detach(), 5.0)
     impl.clamp_grads(model, 1e-3)
     (5.0 * model(x).sum()).backward()
     assert_close(x.grad, x_ref.grad, rtol=1e-12, atol=1e-12,
-                 name="gradient with respect to the model's input (only parameter gradients "
-                      "are clamped)")
+                 name=f"gradient with respect to the model's input ({model_kind}; only parameter "
+                      "gradients are clamped, and a hook must not change its argument in place)")
+    for name, p in model.named_parameters():
+        assert_close(p.grad, expected[name].clamp(-1e-3, 1e-3), rtol=1e-12, atol=1e-12,
+                     name=f"{name}.grad ({model_kind}, clamped to 1e-3)")
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
 def test_clamp_grads_keeps_device(impl, device):
     model = make_mlp([3, 4, 2], dtype=torch.float32, device=device)
+    x = torch.randn(2, 3, device=device)
+    expected = reference_grads(model, x, 1.0)
     impl.clamp_grads(model, 0.5)
-    model(torch.randn(2, 3, device=device)).sum().backward()
+    model(x).sum().backward()
     for name, p in model.named_parameters():
         assert_shape(p.grad, tuple(p.shape), name=f"{name}.grad on {device}")
         assert_device(p.grad, device, name=f"{name}.grad on {device}")
+        assert_close(p.grad, expected[name].clamp(-0.5, 0.5), name=f"{name}.grad on {device}")
+
+
+@pytest.mark.parametrize("max_abs", [1, 3, math.inf], ids=repr)
+def test_clamp_grads_accepts_any_positive_number(impl, max_abs):
+    model = make_mlp([3, 4, 2], seed=9)
+    x = torch.randn(3, 3, dtype=torch.float64) * 10
+    expected = reference_grads(model, x, 5.0)
+    impl.clamp_grads(model, max_abs)
+    (5.0 * model(x).sum()).backward()
+    for name, p in model.named_parameters():
+        assert_close(p.grad, expected[name].clamp(-max_abs, max_abs), rtol=1e-12, atol=1e-12,
+                     name=f"{name}.grad with clamp_grads(model, {max_abs!r})")
+
+
+@pytest.mark.points(2)
+def test_clamp_grads_one_hook_per_parameter_handles_in_parameter_order(impl):
+    model = make_mlp([3, 4, 2], seed=10)
+    model[0][0].bias.requires_grad_(False)
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    x = torch.randn(3, 3, dtype=torch.float64) * 10
+    expected = reference_grads(model, x, 5.0)
+    before = hook_counts(model)
+    handles = impl.clamp_grads(model, 1e-3)
+    after = hook_counts(model)
+    for name, _ in trainable:
+        key = f"{name} tensor hooks"
+        assert after[key] == before[key] + 1, (
+            f"clamp_grads registered {after[key] - before[key]} tensor hooks on {name}, "
+            "expected exactly one (Tensor.register_hook)")
+    assert isinstance(handles, list) and len(handles) == len(trainable), (
+        f"clamp_grads returned {handles!r:.100}, expected a list of {len(trainable)} handles")
+    # Removing handle i must unclamp exactly the i-th trainable parameter in parameters() order.
+    for i, (name, _) in enumerate(trainable):
+        handles[i].remove()
+        model.zero_grad(set_to_none=True)
+        (5.0 * model(x).sum()).backward()
+        for j, (other, p) in enumerate(trainable):
+            want = expected[other] if j <= i else expected[other].clamp(-1e-3, 1e-3)
+            assert_close(p.grad, want, rtol=1e-12, atol=1e-12,
+                         name=f"{other}.grad after removing handles 0..{i} (handle {i} must be "
+                              f"the hook of {name}, the {i}-th trainable parameter)")
 
 
 def test_clamp_grads_rejects_bad_max_abs(impl):
-    for bad in (0, -1.0, math.nan):
+    for bad in (0, 0.0, -1.0, -math.inf, math.nan):
         assert_raises_naming(ValueError, "max_abs", impl.clamp_grads, make_mlp([2, 2]), bad)
     assert_raises_naming((TypeError, ValueError), "max_abs", impl.clamp_grads, make_mlp([2, 2]),
                          "1.0")

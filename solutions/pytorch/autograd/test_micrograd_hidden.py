@@ -89,8 +89,8 @@ def _apply_ok(op: Op, args: list[float]) -> bool:
 
 
 def _close(got: Any, want: float, *, scale: float, what: str) -> None:
-    assert isinstance(got, (int, float)) and not isinstance(got, bool), (
-        f"{what}: expected a float, got {type(got).__name__} ({got!r})")
+    # The contract promises floats: .data "as a float", .grad "a float" (an int 0 or 6 is not).
+    assert isinstance(got, float), f"{what}: expected a float, got {type(got).__name__} ({got!r})"
     tol = 1e-8 * scale + 1e-6 * abs(want)
     assert abs(got - want) <= tol, f"{what}: got {got!r}, expected {want!r}"
 
@@ -186,6 +186,9 @@ SINGLE_CASES = [
     ("a.relu() at a > 0", lambda a, b: a.relu(), (0.8, 0.0)),
     ("a.relu() at a < 0", lambda a, b: a.relu(), (-0.8, 0.0)),
     ("a.relu() at a == 0 (derivative 0, as in torch)", lambda a, b: a.relu(), (0.0, 0.0)),
+    ("(a - b).relu() at a == b (difference exactly 0: derivative 0)",
+     lambda a, b: (a - b).relu(), (1.25, 1.25)),
+    ("(a * b).relu() at b == 0", lambda a, b: (a * b).relu(), (-0.75, 0.0)),
     ("2 + a", lambda a, b: 2 + a, (1.5, 0.0)),
     ("a + 2", lambda a, b: a + 2, (1.5, 0.0)),
     ("3 - a", lambda a, b: 3 - a, (1.5, 0.0)),
@@ -267,6 +270,51 @@ def _frame_depth() -> int:
     return depth
 
 
+def _deepest_call(fn: Callable[[], Any]) -> int:
+    """How many Python frames deeper than its caller ``fn()`` ever went."""
+    deepest = depth = 0
+
+    def profile(frame, event, arg):  # noqa: ARG001 - sys.setprofile signature
+        nonlocal deepest, depth
+        if event == "call":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif event == "return":
+            depth -= 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(previous)
+    return deepest
+
+
+@pytest.mark.points(2)
+def test_backward_does_not_recurse_once_per_node(impl):
+    steps = 2_000
+    x, a = impl.Value(0.3), impl.Value(0.25)
+    out = x
+    for _ in range(steps):
+        out = out + a
+    limit = sys.getrecursionlimit()
+    try:
+        deepest = _deepest_call(out.backward)
+    except RecursionError:
+        raise AssertionError(f"backward() on a chain of {steps:,} operations raised RecursionError: "
+                             "build the topological order with an explicit stack") from None
+    finally:
+        sys.setrecursionlimit(limit)
+    assert deepest < 200, (
+        f"backward() on a chain of {steps:,} operations went {deepest:,} Python calls deep: it "
+        "recurses once per node (raising the recursion limit only hides that); build the "
+        "topological order with an explicit stack")
+    _close(x.grad, 1.0, scale=1.0, what=f"d out / d x through a chain of {steps:,} additions")
+    _close(a.grad, float(steps), scale=1.0,
+           what=f"d out / d a, where a is added at every one of {steps:,} steps")
+
+
 @pytest.mark.points(2)
 def test_deep_chain_does_not_hit_the_recursion_limit(impl):
     steps = 10_000
@@ -313,6 +361,8 @@ def test_backward_twice_accumulates_into_leaves_only(impl):
     (tm * tm).backward()   # torch adds both calls into the leaves' .grad
     do2_dm = 2 * _num(tm)
     what = "after o1.backward() then o2.backward(), with m = x * y + x, o1 = m.tanh(), o2 = m * m"
+    _close(o1.grad, 1.0, scale=1.0,
+           what=f"o1.grad {what} (o2 does not depend on o1, so o2.backward() leaves it alone)")
     _close(x.grad, float(tx.grad), scale=1.0, what=f"x.grad {what} (leaves add up both calls)")
     _close(y.grad, float(ty.grad), scale=1.0, what=f"y.grad {what} (leaves add up both calls)")
     _close(m.grad, do2_dm, scale=1.0,
@@ -320,11 +370,26 @@ def test_backward_twice_accumulates_into_leaves_only(impl):
                 "value left from o1's call would also be pushed into x and y again)")
 
 
+@pytest.mark.parametrize("data", [3, -2, 0, 2.5], ids=repr)
+def test_data_and_grad_are_floats(impl, data):
+    v = impl.Value(data)
+    _close(v.data, float(data), scale=1.0, what=f"Value({data!r}).data")
+    _close(v.grad, 0.0, scale=1.0, what=f"Value({data!r}).grad before any backward")
+    w = impl.Value(2)
+    for label, out, want in ((f"Value({data!r}) * Value(2)", v * w, 2.0 * data),
+                             (f"Value({data!r}) + 1", v + 1, data + 1.0),
+                             (f"3 * Value({data!r})", 3 * v, 3.0 * data)):
+        _close(out.data, want, scale=1.0, what=f"({label}).data")
+        _close(out.grad, 0.0, scale=1.0, what=f"({label}).grad before any backward")
+    (v * w).backward()
+    _close(w.grad, float(data), scale=1.0, what=f"Value(2).grad after (Value({data!r}) * Value(2)).backward()")
+
+
 def test_pow_rejects_a_value_exponent(impl):
     a, b = impl.Value(2.0), impl.Value(3.0)
     assert_raises_naming(TypeError, "exponent", lambda: a ** b)
 
 
-def test_value_rejects_non_numbers(impl):
-    assert_raises_naming(TypeError, "data", impl.Value, "1.5")
-    assert_raises_naming(TypeError, "data", impl.Value, [1.5])
+@pytest.mark.parametrize("data", ["1.5", [1.5], None, 1 + 2j], ids=repr)
+def test_value_rejects_non_numbers(impl, data):
+    assert_raises_naming(TypeError, "data", impl.Value, data)

@@ -1,0 +1,31 @@
+"""Wrong: the textbook x + (round(x) - x).detach(): at x = +-inf, round(x) - x is inf - inf = NaN, so the
+result is NaN where torch.round gives +-inf."""
+
+import torch
+from torch import Tensor, nn
+
+
+def straight_through_round(x: Tensor) -> Tensor:
+    # Value: x + (round(x) - x) == round(x). Gradient: 1 through x, 0 through the detached term.
+    return x + (torch.round(x) - x).detach()
+
+
+def mse_to_fixed_target(pred: Tensor, target: Tensor) -> Tensor:
+    if target.shape != pred.shape:
+        raise ValueError(f"target must have the shape of pred {tuple(pred.shape)}, "
+                         f"got {tuple(target.shape)}")
+    # detach() cuts target out of the graph without touching the caller's tensor or its flags;
+    # the cast keeps a target of another dtype from promoting the loss past pred's dtype.
+    return ((pred - target.detach().to(pred.dtype)) ** 2).mean()
+
+
+def predict(model: nn.Module, x: Tensor) -> Tensor:
+    # Remember every module's own flag: model.train(was_training) would flatten mixed states.
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        model.eval()
+        with torch.inference_mode():
+            return model(x)
+    finally:
+        for module, training in modes:
+            module.training = training
