@@ -11,6 +11,11 @@ from grader.checks import (assert_close, assert_device, assert_raises_naming, as
                            device_params)
 
 
+# Each error case isolates one rule, so there are many of them; together they must not outweigh
+# the value tests (a submission returning constants passes every one).
+ERROR_CASE_POINTS = 0.5
+
+
 def brute_force_sq_dists(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Independent reference: explicit (..., N, M, D) differences."""
     return ((a.unsqueeze(-2) - b.unsqueeze(-3)) ** 2).sum(-1)
@@ -95,6 +100,7 @@ def test_pairwise_stays_on_device(impl, device):
                      name=f"pairwise_sq_dists on {device}")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("a_shape, b_shape", [((3, 4), (5, 2)), ((3, 4), (4, 2)), ((3, 4), (5, 1)),
                                               ((2, 3, 4), (2, 5, 3))],
                          ids=["D-4-vs-2", "M-equals-D", "D-of-1-would-broadcast", "batched"])
@@ -136,6 +142,7 @@ def test_affine_stays_on_device(impl, device):
         assert_close(out, torch.nn.functional.linear(x, w, b), name=f"batched_affine on {device}")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("w_shape, b_shape, argname", [
     ((5, 3), (5,), "weight"), ((4, 5), (5,), "weight"), ((5, 1), (5,), "weight"),
     ((5, 4), (4,), "bias"), ((5, 4), (1,), "bias"), ((5, 4), (6,), "bias"),

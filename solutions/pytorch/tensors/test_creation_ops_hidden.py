@@ -12,6 +12,10 @@ from hypothesis import given, strategies as st
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            device_params)
 
+# Each error case isolates one rule, so there are many of them; together they must not outweigh
+# the value tests (a submission returning constants passes every one).
+ERROR_CASE_POINTS = 0.5
+
 # ---------------------------------------------------------------------------------------------
 # Independent references.
 
@@ -111,6 +115,7 @@ def test_sinusoidal_defaults(impl):
     assert_close(out, reference_positions(4, 2, 10000.0).float(), rtol=0, atol=1e-6, name=name)
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("args, kwargs, argname", [
     ((4, 5), {}, "dim"),
     ((4, 1), {}, "dim"),
@@ -189,6 +194,7 @@ def test_grid_device(impl, device):
     assert_device(one, device, name=f"coordinate_grid(1, 1, device={device!r})")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("h, w, argname", [(0, 3, "h"), (3, 0, "w"), (-2, 3, "h"), (3, -1, "w"),
                                             (2.0, 3, "h"), (3, 2.0, "w")])
 def test_grid_rejects_bad_sizes(impl, h, w, argname):

@@ -10,6 +10,11 @@ from hypothesis import given, strategies as st
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            check_gradients, device_params, shapes)
 
+# Each error case isolates one rule, so there are many of them; together they must not outweigh
+# the value tests (a submission returning constants passes every one).
+ERROR_CASE_POINTS = 0.5
+
+
 decays = st.floats(0.0, 1.0)
 seeds = st.integers(0, 2**16)
 
@@ -74,6 +79,7 @@ def test_ema_accepts_both_ends(impl, decay):
     assert_close(out, avg if decay == 1 else new, name=f"ema(avg, new, decay={decay!r})")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("decay", OUTSIDE, ids=OUTSIDE_IDS)
 def test_ema_rejects_decay_outside_the_range(impl, decay):
     assert_raises_naming(ValueError, "decay", impl.ema, torch.randn(3), torch.randn(3), decay)
@@ -114,6 +120,7 @@ def test_ema_stays_on_device(impl, device):
                      name=f"ema on {device}")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("avg_shape, new_shape", [((3,), (4,)), ((2, 3), (3, 2)), ((2, 3), (1, 3)),
                                                   ((2, 3), (3,)), ((), (1,))],
                          ids=["3-vs-4", "same-numel", "broadcasts-(1,3)", "broadcasts-(3,)",
@@ -253,6 +260,7 @@ def test_ema_update_accepts_both_ends(impl, decay):
         assert_close(a, e, name=f"avg_params[{i}] after ema_update_(..., decay={decay!r})")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("decay", OUTSIDE, ids=OUTSIDE_IDS)
 def test_ema_update_rejects_decay_outside_the_range(impl, decay):
     avg = [torch.zeros(2), torch.zeros(3)]
@@ -260,6 +268,7 @@ def test_ema_update_rejects_decay_outside_the_range(impl, decay):
                          decay)
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("params_shapes", [[(2,)], [(2,), (3,), (1,)], [(2,), (4,)], [(2,), (1, 3)],
                                            [(2,), (1,)]],
                          ids=["fewer", "more", "size-4-vs-3", "same-numel-(1,3)", "broadcasts-(1,)"])

@@ -9,6 +9,11 @@ from hypothesis import given, strategies as st
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
                            check_gradients, device_params)
 
+# Each error case isolates one rule, so there are many of them; together they must not outweigh
+# the value tests (a submission returning constants passes every one).
+ERROR_CASE_POINTS = 0.5
+
+
 LAYOUTS = ("contiguous", "reversed_strides", "storage_offset", "strided_last_dim")
 sides = st.integers(1, 4)
 seeds = st.integers(0, 2**16)
@@ -157,17 +162,20 @@ def test_split_heads_accepts_extreme_head_counts(impl, n_heads):
                  name=f"merge_heads({what})")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("n_heads", [4, 0, -1, -2, 12],
                          ids=["not-dividing", "zero", "minus-1", "minus-2-divides", "more-than-E"])
 def test_split_heads_rejects_bad_n_heads(impl, n_heads):
     raises_naming_word("n_heads", impl.split_heads, torch.randn(2, 3, 6), n_heads)
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("shape", [(3, 6), (2, 3, 2, 3), (6,)], ids=["2-d", "4-d", "1-d"])
 def test_split_heads_rejects_x_not_3d(impl, shape):
     raises_naming_word("x", impl.split_heads, torch.randn(*shape), 2)
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("shape", [(2, 3, 6), (1, 2, 3, 2, 3)], ids=["3-d", "5-d"])
 def test_merge_heads_rejects_y_not_4d(impl, shape):
     raises_naming_word("y", impl.merge_heads, torch.randn(*shape))
@@ -240,6 +248,7 @@ def test_sliding_windows_stay_on_device_and_dtype(impl, device):
         assert_close(out.cpu(), windows_reference(x.cpu(), 5, 2), name="sliding_windows on int64")
 
 
+@pytest.mark.points(ERROR_CASE_POINTS)
 @pytest.mark.parametrize("size, step, argname", [(0, 1, "size"), (-1, 1, "size"), (7, 1, "size"),
                                                   (3, 0, "step"), (3, -1, "step"), (6, 0, "step")],
                          ids=["size-0", "size-negative", "size-L+1", "step-0", "step-negative",
