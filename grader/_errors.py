@@ -5,13 +5,15 @@ Framework-free: re-exported by ``grader.checks`` and ``grader.tfchecks``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 
 def assert_raises_naming(errors: type[BaseException] | tuple[type[BaseException], ...],
                          argname: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> BaseException:
-    """``fn(*args, **kwargs)`` must raise one of ``errors`` with ``argname`` in its message.
+    """``fn(*args, **kwargs)`` must raise one of ``errors`` with ``argname`` in its message, as a
+    word of its own (``b`` is not named by "between").
 
     Returns the exception. The failure message says what happened instead (returned, or raised
     another type, or a message that does not name the argument).
@@ -22,7 +24,7 @@ def assert_raises_naming(errors: type[BaseException] | tuple[type[BaseException]
     try:
         fn(*args, **kwargs)
     except errors as exc:
-        if argname.lower() not in str(exc).lower():
+        if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(argname)}(?![A-Za-z0-9_])", str(exc), re.I):
             raise AssertionError(f"{call} raised {type(exc).__name__} as expected, but its message "
                                  f"should name {argname!r}: {exc!s:.200}") from None
         return exc

@@ -82,7 +82,7 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
     bad = err > atol + rtol * e.abs()
     nan_a, nan_e = a.isnan(), e.isnan()
     bad |= nan_a ^ nan_e if equal_nan else (nan_a | nan_e)
-    bad |= a.isinf() & (a != e)
+    bad |= (a.isinf() | e.isinf()) & (a != e)  # an infinite tolerance must not excuse a finite value
     if not bool(bad.any()):
         return
     count, total = int(bad.sum()), bad.numel()

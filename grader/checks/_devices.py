@@ -32,9 +32,10 @@ def autocast_dtype(device_type: str) -> torch.dtype:
 
 
 @contextlib.contextmanager
-def autocast(device_type: str) -> Iterator[torch.dtype]:
-    """``torch.autocast`` for ``device_type`` with its default low dtype; yields that dtype."""
-    dtype = autocast_dtype(device_type)
+def autocast(device_type: str, dtype: torch.dtype | None = None) -> Iterator[torch.dtype]:
+    """``torch.autocast`` for ``device_type`` with ``dtype`` (default: the device's usual low
+    dtype; CPU autocast also runs float16); yields that dtype."""
+    dtype = dtype or autocast_dtype(device_type)
     with torch.autocast(device_type=device_type, dtype=dtype):
         yield dtype
 

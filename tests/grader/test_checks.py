@@ -148,3 +148,18 @@ def test_a_tensor_subclass_cannot_vouch_for_its_own_values():
     with pytest.raises(AssertionError, match="plain torch.Tensor, got the subclass Lying"):
         assert_close(wrong, torch.ones(3))
     assert_close(torch.nn.Parameter(torch.ones(3)), torch.ones(3))
+
+
+def test_a_finite_value_where_infinity_is_expected_differs():
+    with pytest.raises(AssertionError, match="1 of 2 values differ"):
+        assert_close(torch.tensor([0.0, 1.0]), torch.tensor([float("inf"), 1.0]))
+    assert_close(torch.tensor([float("-inf")]), torch.tensor([float("-inf")]))
+
+
+def test_an_argument_is_named_as_a_word_of_its_own():
+    def bad(b):
+        raise ValueError("shapes differ between the inputs")
+
+    with pytest.raises(AssertionError, match="should name 'b'"):
+        assert_raises_naming(ValueError, "b", bad, 1)
+    assert_raises_naming(ValueError, "b", lambda b: (_ for _ in ()).throw(ValueError("b: bad")), 1)
