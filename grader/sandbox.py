@@ -322,7 +322,9 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     if fork_for is not None:
         from grader import _forkserver
 
-        server = _forkserver.server_for(preload_modules(fork_for), _base_env(), policy)
+        # The server accepts work directories in the temporary directory the grader stages in.
+        server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir()}
+        server = _forkserver.server_for(preload_modules(fork_for), server_env, policy)
 
         def start():
             return server.spawn(args, env, work, report_w, key_r)
