@@ -4,13 +4,13 @@ Runs between the grader and the child, so the grader's own (possibly multithread
 uses ``preexec_fn``; the fork server calls ``apply`` in each forked child instead. ``POLICY`` is
 JSON with ``cpu_s``, ``memory_mb``, ``file_mb``, ``disk_mb``, ``nproc``, ``network_off``,
 ``workdir`` (the staged directory: read-only to the child but for its ``rw/`` part, which holds
-``home/``, ``tmp/`` and ``cwd/``), ``reveal`` (what the child may read besides the system
+``home/``, ``tmp/``, ``cwd/`` and ``shm/``), ``reveal`` (what the child may read besides the system
 directories: the interpreter's prefixes, the kit's ``grader`` package) and ``hide`` (directories
 covered by an empty mount should they lie inside what is revealed).
 
 Three levels, the strongest the process is allowed (``level()``; the grader reports which):
 
-- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS and network namespaces; the
+- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS, cgroup and network namespaces; the
   child is PID 1 of its namespace (it cannot see or signal anything outside it, and every
   process it leaves behind dies with it). Its file system is a new root holding only the system
   directories (``/usr``, ``/etc``, ...), what ``reveal`` names and its own work directory, all
@@ -22,10 +22,11 @@ Three levels, the strongest the process is allowed (``level()``; the grader repo
   processes alone; where cgroups can be made, a memory (``memory_mb``, all its processes
   together) and a pids cgroup of its own.
 - ``container`` (root without CAP_SYS_ADMIN, as in a default Docker container): whatever
-  namespaces can still be had, the work directory owned by the child's own uid (mode 0700), and
-  that uid when other users can read the interpreter; otherwise root with no capabilities at all.
+  namespaces can still be had, a work directory only its own uid (and root) may enter, and that
+  uid when other users can read the interpreter; otherwise root with no capabilities at all.
   The grader makes the directories in ``hide`` unreadable to other users
-  (``restrict_for_container``) and kills whatever the uid left running (``release``).
+  (``restrict_for_container``) and kills whatever the uid left running (``release``, which also
+  removes a ``full`` child's cgroups).
 - ``none`` (not root): the resource limits only.
 
 Imports only the standard library.
