@@ -62,6 +62,9 @@ def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
     code = 70
     try:
         os.setsid()
+        from grader import _jail
+
+        _jail.die_with_parent()  # a child never outlives its server
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         output, report, key = fds[:3]
@@ -75,8 +78,6 @@ def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
-        from grader import _jail
-
         workdir = request["workdir"]
         os.chdir(os.path.join(workdir, "rw", "cwd"))
         _jail.apply({**policy, "workdir": workdir})

@@ -4,27 +4,29 @@ Runs between the grader and the child, so the grader's own (possibly multithread
 uses ``preexec_fn``; the fork server calls ``apply`` in each forked child instead. ``POLICY`` is
 JSON with ``cpu_s``, ``memory_mb``, ``file_mb``, ``disk_mb``, ``nproc``, ``network_off``,
 ``workdir`` (the staged directory: read-only to the child but for its ``rw/`` part, which holds
-``home/``, ``tmp/`` and ``cwd/``), ``reveal`` (what the child may read besides the system
+``home/``, ``tmp/``, ``cwd/`` and ``shm/``), ``reveal`` (what the child may read besides the system
 directories: the interpreter's prefixes, the kit's ``grader`` package) and ``hide`` (directories
 covered by an empty mount should they lie inside what is revealed).
 
 Three levels, the strongest the process is allowed (``level()``; the grader reports which):
 
-- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS and network namespaces; the
+- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS, cgroup and network namespaces; the
   child is PID 1 of its namespace (it cannot see or signal anything outside it, and every
   process it leaves behind dies with it). Its file system is a new root holding only the system
   directories (``/usr``, ``/etc``, ...), what ``reveal`` names and its own work directory, all
   read-only (recursively: ``/sys`` and its cgroup files too), a minimal ``/dev`` (null, zero,
   full, random, urandom, tty), its own ``/proc``, and one size-limited private tmpfs (``disk_mb``)
   as ``rw/`` (``/dev/shm`` points into it). It runs as a uid of its own (``UID_BASE`` upwards, no
-  other process has it) with no capabilities and ``no_new_privs``, so RLIMIT_NPROC counts its
+  other process has it) with no capabilities and ``no_new_privs`` (and dies with the jail
+  process, which a fork server's child does with the server), so RLIMIT_NPROC counts its
   processes alone; where cgroups can be made, a memory (``memory_mb``, all its processes
   together) and a pids cgroup of its own.
 - ``container`` (root without CAP_SYS_ADMIN, as in a default Docker container): whatever
-  namespaces can still be had, the work directory owned by the child's own uid (mode 0700), and
-  that uid when other users can read the interpreter; otherwise root with no capabilities at all.
+  namespaces can still be had, a work directory only its own uid (and root) may enter, and that
+  uid when other users can read the interpreter; otherwise root with no capabilities at all.
   The grader makes the directories in ``hide`` unreadable to other users
-  (``restrict_for_container``) and kills whatever the uid left running (``release``).
+  (``restrict_for_container``) and kills whatever the uid left running (``release``, which also
+  removes a ``full`` child's cgroups).
 - ``none`` (not root): the resource limits only.
 
 Imports only the standard library.
@@ -48,7 +50,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MNT_DETACH, AT_FDCWD, AT_RECURSIVE = 0x2, -100, 0x8000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
 CAP_SYS_ADMIN = 21
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # Syscalls glibc has no wrapper for; mount_setattr has one number on every architecture.
@@ -306,6 +308,11 @@ def release(uid: int) -> None:
             break
 
 
+def die_with_parent(libc=None) -> None:
+    """Have the kernel SIGKILL this process when its parent ends."""
+    (libc or _libc()).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def _wait_and_exit(pid: int) -> None:
     """The jail's own end: wait for the child and exit the way it did."""
     _, status = os.waitpid(pid, 0)
@@ -357,6 +364,7 @@ def _full(libc, policy: dict, uid: int) -> None:
         root = _build_root(libc, policy, uid)
         _pivot(libc, root)
         _become(libc, uid)
+        die_with_parent(libc)  # after setuid, which clears it
         os.chdir(os.path.join(policy["workdir"], "rw", "cwd"))
     except OSError as exc:  # never run the submission in a half-built jail
         print(exc, file=sys.stderr)

@@ -159,10 +159,13 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tu
 
 
 def _base_env() -> dict[str, str]:
-    """The environment every grading child shares (and a fork server starts with)."""
+    """The environment every grading child shares (and a fork server starts with). Its
+    PYTHONPATH is where this ``grader`` package lives, so the child runs the grader's own copy
+    (the jail shows it nothing else of that folder)."""
     env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
-               TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0", OMP_NUM_THREADS="1")
+               TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     return env
 
 
@@ -322,7 +325,9 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     if fork_for is not None:
         from grader import _forkserver
 
-        server = _forkserver.server_for(preload_modules(fork_for), _base_env(), policy)
+        # The server accepts work directories in the temporary directory the grader stages in.
+        server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir()}
+        server = _forkserver.server_for(preload_modules(fork_for), server_env, policy)
 
         def start():
             return server.spawn(args, env, work, report_w, key_r)

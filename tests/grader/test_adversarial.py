@@ -97,8 +97,9 @@ def _hostile(module: Path, port: int, folder: Path, out: Path) -> str:
             .replace('_batch = "/nonexistent"  # BATCH', f'_batch = "{folder}"  # BATCH'))
 
 
-def _host_state() -> dict:
-    """What a submission could leave behind on the host."""
+def _host_state(uids: set[int] = frozenset()) -> dict:
+    """What a submission could leave behind on the host (of the jailed processes: those running
+    as one of ``uids``, so that concurrent graders do not count)."""
     try:
         shm = Path("/proc/sysvipc/shm").read_text()
     except OSError:
@@ -107,18 +108,22 @@ def _host_state() -> dict:
     return {"shm": SHM_KEY in keys, "hostname": socket.gethostname(),
             "markers": [p for p in ("/dev/drills-marker", "/dev/shm/drills-marker", "/tmp/drills-pwned")
                         if os.path.exists(p)],
-            "jailed_processes": _jailed_processes()}
+            "jailed_processes": _jailed_processes(uids)}
 
 
-def _jailed_processes() -> list[int]:
+def _jailed_processes(uids: set[int]) -> list[int]:
     found = []
     for pid in os.listdir("/proc"):
         try:
-            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid >= _jail.UID_BASE:
+            if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid in uids:
                 found.append(int(pid))
         except OSError:
             continue
     return found
+
+
+def _uids(results: dict) -> set[int]:
+    return {r["sandbox"]["uid"] for r in results.values() if isinstance(r.get("sandbox", {}).get("uid"), int)}
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +157,8 @@ def batch(tmp_path_factory):
     results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
     return {"folder": folder, "out": out, "results": results, "gradebook": gradebook,
             "kit_unchanged": hashlib.sha256(kit_file.read_bytes()).hexdigest() == before,
-            "received": listener.received, "host_before": before_host, "host_after": _host_state()}
+            "received": listener.received, "host_before": before_host,
+            "host_after": _host_state(_uids(results))}
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +177,7 @@ def scored(tmp_path_factory):
         reports = dict(zip(roots, pool.map(
             lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder]).to_dict(),
             roots.values())))
-    return {"results": reports, "host_before": before_host, "host_after": _host_state()}
+    return {"results": reports, "host_before": before_host, "host_after": _host_state(_uids(reports))}
 
 
 def _escapes(result: dict) -> list[str]:
@@ -341,4 +347,4 @@ def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_wh
     for name, result in results.items():
         if name != "honest":
             assert result["score"] == 0 and not _escapes(result), (name, result["problems"], _escapes(result))
-    assert not _jailed_processes()
+    assert not _jailed_processes(_uids(results))
