@@ -271,8 +271,8 @@ python install.py
 
 `install.py` keeps a torch you already have in that environment (2.4 or newer); otherwise it
 installs the CPU build of torch (a few hundred MB, not the multi-GB CUDA build), then this
-project (`pip install -e .`, which leaves torch to this script). `python install.py --dry-run` shows the commands without running
-them.
+project (`pip install -e .`, which leaves torch to this script). `python install.py --dry-run`
+shows the commands without running them.
 
 ## Check your work
 
