@@ -13,7 +13,6 @@ gets a clear message and the batch goes on.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import hashlib
 import json
 import os
@@ -90,9 +89,13 @@ def content_digest(path: Path) -> str:
 
 
 def grading_settings(exercise_ids: list[str] | None, limits: Limits) -> dict:
-    """What besides a submission's files decides its result; stored with each result."""
+    """What besides a submission's files decides its result, as the ``grader`` command sets it
+    (the exercises, ``--timeout``, ``--test-timeout``, ``--memory-mb``) and the kit's version;
+    stored with each result."""
     return {"exercises": sorted(set(exercise_ids)) if exercise_ids else "all or the take-home's",
-            "limits": dataclasses.asdict(limits), "kit_version": __version__}
+            "limits": {"timeout_s": limits.wall_s, "test_timeout_s": limits.test_s,
+                       "memory_mb": limits.memory_mb},
+            "kit_version": __version__}
 
 
 def stale_reason(stored: dict, digest: str, settings: dict) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import shutil
 import sys
 import tomllib
@@ -127,7 +128,10 @@ def requires_python() -> str:
 
 def _pyproject_toml(exercises: list[catalog.Exercise]) -> str:
     kit = _kit_project()
-    deps = list(kit["project"]["dependencies"])
+    # Not torch: pip would take PyPI's multi-GB CUDA build on Linux. install.py installs the CPU
+    # build (or keeps the candidate's own torch) before it installs this project.
+    deps = [d for d in kit["project"]["dependencies"]
+            if re.match(r"[A-Za-z0-9._-]+", d).group().lower() != "torch"]
     if any(ex.uses_tensorflow for ex in exercises):
         # With the kit's platform markers: tensorflow-cpu where it has wheels, tensorflow elsewhere.
         deps += kit["project"].get("optional-dependencies", {}).get("tensorflow", [])
@@ -267,8 +271,8 @@ python install.py
 
 `install.py` keeps a torch you already have in that environment (2.4 or newer); otherwise it
 installs the CPU build of torch (a few hundred MB, not the multi-GB CUDA build), then this
-project (`pip install -e .`). `python install.py --dry-run` shows the commands without running
-them.
+project (`pip install -e .`, which leaves torch to this script). `python install.py --dry-run`
+shows the commands without running them.
 
 ## Check your work
 

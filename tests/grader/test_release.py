@@ -58,6 +58,9 @@ def test_bundle_layout_readme_and_catalog(bundle):
     assert [e["id"] for e in entries] == [EX.id]
     project = tomllib.loads((bundle / "pyproject.toml").read_text())
     assert project["project"]["entry-points"]["pytest11"] == {"grader": "grader.pytest_plugin"}
+    # No torch requirement: `pip install -e .` would take PyPI's CUDA build; install.py picks.
+    assert not [d for d in project["project"]["dependencies"] if d.startswith("torch")]
+    assert project["project"]["requires-python"] == ">=3.11"
     readme = (bundle / "README.md").read_text()
     assert EX.title in readme and "about 30 minutes" in readme
     assert "pip install -e ." in readme and "zipfile -c submission.zip exercises" in readme

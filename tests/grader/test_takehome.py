@@ -186,3 +186,20 @@ def test_a_selection_unlike_the_rest_of_the_batch_is_flagged():
     assert "was its take-home manifest edited" in results["c"]["flags"][0]
     assert not results["a"]["flags"] and not results["d"]["flags"]
     assert flag_odd_selections(results) == ["c"] and len(results["c"]["flags"]) == 1  # once only
+
+
+def test_installer_without_torch_takes_the_cpu_build_and_checks_python(solved, tmp_path):
+    """In a fresh virtual environment (no torch): the CPU wheel index, then the project; a dry
+    run, so nothing is downloaded."""
+    import venv
+
+    venv.create(tmp_path / "venv", with_pip=False)
+    python = tmp_path / "venv" / "bin" / "python"
+    dry = subprocess.run([str(python), "install.py", "--dry-run"], cwd=solved, capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert lines[1].endswith("-m pip install torch>=2.4 --index-url https://download.pytorch.org/whl/cpu")
+    assert lines[2].endswith("-m pip install -e .")
+    source = (solved / "install.py").read_text()
+    assert "MIN = (3, 11)" in source
