@@ -42,7 +42,7 @@ def test_same_parameter_object_counted_once(impl):
         "hidden.bias, hidden.weight, output.weight")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(2)
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32], ids=str)
 @given(vocab=st.integers(1, 8), dim=st.integers(1, 5),
        shape=st.lists(st.integers(1, 4), max_size=3), seed=st.integers(0, 2**16))
