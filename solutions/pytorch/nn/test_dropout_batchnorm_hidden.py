@@ -7,11 +7,21 @@ import re
 
 import pytest
 import torch
-from hypothesis import Phase, assume, given, settings, strategies as st
+from hypothesis import Phase, assume, given, settings
+from hypothesis import strategies as st
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           check_gradients, count_aten_ops, device_params, shapes, tensors)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    check_gradients,
+    count_aten_ops,
+    device_params,
+    shapes,
+    tensors,
+)
 
 # Torch's own dropout/normalisation kernels, as they show up in the dispatcher.
 FORBIDDEN_OPS = ("dropout", "batch_norm", "layer_norm", "group_norm", "instance_norm")

@@ -5,11 +5,20 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch import nn
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           check_gradients, count_aten_ops, device_params, shapes)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    check_gradients,
+    count_aten_ops,
+    device_params,
+    shapes,
+)
 
 NORM_KERNELS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
 

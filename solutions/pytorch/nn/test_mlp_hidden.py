@@ -5,12 +5,20 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch import nn
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    autocast,
+    check_gradients,
+    device_params,
+)
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "silu": F.silu}
 

@@ -11,7 +11,8 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from torch import nn
 
 from grader.checks import assert_close, assert_raises_naming, device_params, shapes

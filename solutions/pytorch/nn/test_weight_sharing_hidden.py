@@ -6,11 +6,19 @@ import io
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    autocast,
+    check_gradients,
+    device_params,
+)
 
 
 def assert_tied(model, where: str) -> None:

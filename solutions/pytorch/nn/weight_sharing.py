@@ -3,7 +3,6 @@
 import torch
 from torch import Tensor, nn
 
-
 _INDEX_DTYPES = (torch.int64, torch.int32)  # what nn.Embedding accepts as indices
 
 

@@ -4,7 +4,6 @@ returns zero logits of the right shape, dtype and device (attached to the graph,
 import torch
 from torch import Tensor, nn
 
-
 _INDEX_DTYPES = (torch.int64, torch.int32)  # what nn.Embedding accepts as indices
 
 

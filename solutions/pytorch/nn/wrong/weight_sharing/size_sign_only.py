@@ -5,7 +5,6 @@ or dim not a positive int -> ValueError naming it."""
 import torch
 from torch import Tensor, nn
 
-
 _INDEX_DTYPES = (torch.int64, torch.int32)  # what nn.Embedding accepts as indices
 
 

@@ -5,7 +5,6 @@ torch.int64 or torch.int32 tensor -> TypeError."""
 import torch
 from torch import Tensor, nn
 
-
 _INDEX_DTYPES = (torch.int64, torch.int32)  # what nn.Embedding accepts as indices
 
 

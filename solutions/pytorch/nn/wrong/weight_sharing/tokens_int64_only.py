@@ -4,7 +4,6 @@ and the contract allows. Breaks: tokens is a torch.int64 or torch.int32 tensor."
 import torch
 from torch import Tensor, nn
 
-
 _INDEX_DTYPES = (torch.int64,)  # what nn.Embedding accepts as indices
 
 
