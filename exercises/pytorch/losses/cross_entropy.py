@@ -43,8 +43,9 @@ Contract
   float32, as ``F.cross_entropy`` does.
 - Errors (the message must name the argument):
   ``ValueError`` for ``reduction`` not in ``{"none", "mean", "sum"}``, for ``label_smoothing``
-  outside ``[0, 1]``, for a ``target`` of the wrong shape, for a ``weight`` that is not of shape
-  ``(C,)``, and for 0-d ``logits``; ``TypeError`` for non-floating ``logits`` and for a
+  outside ``[0, 1]`` (NaN included; both ends are allowed), for a ``target`` of the wrong shape,
+  for a ``weight`` that is not of shape ``(C,)`` (shapes compared dimension by dimension, not by
+  their number of elements), and for 0-d ``logits``; ``TypeError`` for non-floating ``logits`` and for a
   non-integer ``target`` (float or bool).
 - Forbidden: the tests count the ATen ops your code dispatches; any ``log_softmax``,
   ``nll_loss`` or ``cross_entropy`` op fails. ``torch.logsumexp``, ``gather``, ``exp`` etc. are fine.

@@ -30,8 +30,10 @@ Focal loss:
 - Numerically stable: float32 logits as large as ``|logit| = 100`` (either sign, either target)
   give finite, correct losses and finite, correct gradients (for the default ``gamma=2`` and for
   ``gamma=0``).
-- ``gamma < 0`` raises ``ValueError`` naming ``gamma``; an ``alpha`` that is not ``None`` and
-  outside ``[0, 1]`` raises ``ValueError`` naming ``alpha``.
+- ``gamma`` must be ``>= 0`` (``gamma = 0`` allowed): a negative or NaN ``gamma`` raises
+  ``ValueError`` naming ``gamma``. ``alpha`` is ``None`` or in ``[0, 1]`` (both ends allowed;
+  ``alpha = 0`` is not ``None``): anything else, NaN included, raises ``ValueError`` naming
+  ``alpha``.
 
 Huber loss (what ``F.huber_loss`` computes):
 - ``pred`` and ``target`` are floating-point tensors of the same shape; with ``d = pred - target``
@@ -39,16 +41,19 @@ Huber loss (what ``F.huber_loss`` computes):
   elsewhere. It is continuous with a continuous first derivative (``delta * sign(d)`` at
   ``|d| = delta``, from both sides). Careful: ``F.smooth_l1_loss(beta=delta)`` is this divided by
   ``delta``, a different loss unless ``delta == 1``.
-- ``delta <= 0`` raises ``ValueError`` naming ``delta``.
+- ``delta <= 0`` or NaN raises ``ValueError`` naming ``delta``.
 
 Both functions:
 - ``reduction="none"``: elementwise losses, the input's shape; ``"sum"``: their sum; ``"mean"``:
   their mean over all elements. Another value raises ``ValueError`` naming ``reduction``.
 - A ``target`` whose shape differs from the input's (no broadcasting) raises ``ValueError`` naming
   ``target``.
-- Gradients w.r.t. every floating input are correct (checked in float64 by finite differences,
-  for Huber also at and next to ``|d| = delta``).
-- Outputs are on the input's device (``meta`` included) with the input's dtype.
+- Gradients are correct w.r.t. ``logits`` (focal loss) and w.r.t. ``pred`` and ``target``
+  (Huber), checked in float64 by finite differences and against torch; for Huber also at and next
+  to ``|d| = delta``, and at ``d = 0`` (gradient 0).
+- Outputs are on the input's device (``meta`` included) with the dtype of ``logits`` / ``pred``
+  (``float16``, ``bfloat16``, ``float32`` or ``float64``), also when ``target`` has another
+  floating dtype: a ``float64`` target does not promote a ``float16`` loss.
 
 Hints
 -----

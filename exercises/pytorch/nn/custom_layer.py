@@ -41,8 +41,8 @@ Contract
   ``base``, and shares no storage with them: the LoRA layer's output is the same before and after
   ``merge()``, and changing the merged layer later changes nothing here.
 - Errors: ``base`` not an ``nn.Linear`` -> ``TypeError`` naming ``base``; ``rank`` not a positive
-  ``int`` -> ``ValueError`` naming ``rank``; ``alpha`` not a positive number -> ``ValueError``
-  naming ``alpha``.
+  ``int`` -> ``ValueError`` naming ``rank``; ``alpha`` not a positive finite number (``0``, a
+  negative number, NaN or infinity) -> ``ValueError`` naming ``alpha``.
 
 Hints
 -----

@@ -18,23 +18,26 @@ like ``torch.nn.Dropout`` and ``torch.nn.BatchNorm1d`` (``affine=True``,
 ``track_running_stats=True``), without calling any dropout or batch-norm function of torch
 (``F.dropout``, ``F.batch_norm``, ``torch.nn.Dropout``, ``torch.nn.BatchNorm*``, ...).
 
-Contract: ``Dropout(p=0.5)``
-----------------------------
+Contract
+--------
+``Dropout(p=0.5)``
+
 - In training mode every element of the input is zeroed independently with probability ``p`` and
   every element that survives is multiplied by ``1 / (1 - p)`` ("inverted" dropout), so the
   expected value of each output element equals the input element. ``p == 0`` returns values equal
   to the input; ``p == 1`` returns all zeros (never NaN).
 - In eval mode the output equals the input (returning the input itself is fine).
-- The input is never modified in place. The output has the input's shape, dtype and device, and is
-  differentiable: its gradient is ``mask / (1 - p)`` (zeros when ``p == 1``).
+- The input is never modified in place. The output has the input's shape, dtype (``float16``,
+  ``bfloat16``, ``float32``, ``float64``) and device, and is differentiable: its gradient is
+  ``mask / (1 - p)`` (zeros when ``p == 1``).
 - Randomness comes from torch's default generator for the input's device (``torch.rand``,
   ``torch.bernoulli``, ``Tensor.bernoulli_`` ... without a ``generator=``), so
   ``torch.manual_seed(s)`` before a call makes that call reproducible; every call draws a fresh mask.
 - Works on any device, ``meta`` included. ``p`` is stored as ``self.p``; a ``p`` outside
-  ``[0, 1]`` raises ``ValueError`` naming ``p``.
+  ``[0, 1]`` (NaN included) raises ``ValueError`` naming ``p``.
 
-Contract: ``BatchNorm1d(num_features, eps=1e-5, momentum=0.1)``
-------------------------------------------------------------
+``BatchNorm1d(num_features, eps=1e-5, momentum=0.1)``
+
 - Input ``x`` has shape ``(N, C)`` or ``(N, C, L)`` with ``C == num_features``; the statistics of
   channel ``c`` are taken over every element of ``x[:, c]`` (over ``N``, and over ``L`` too for 3-D
   input). The output has ``x``'s shape.
@@ -51,10 +54,10 @@ Contract: ``BatchNorm1d(num_features, eps=1e-5, momentum=0.1)``
 - Eval mode: the same formula with ``running_mean`` and ``running_var`` in place of the batch
   statistics; no state changes (any batch size works, ``N == 1`` included).
 - Training with a single value per channel (``N * L == 1``) raises ``ValueError`` naming ``x``,
-  since the variance of one value is undefined; so does an ``x`` that is not 2-D or 3-D or whose
-  ``x.shape[1] != num_features``.
+  since the variance of one value is undefined (``N == 1`` with ``L > 1`` is fine); so does an
+  ``x`` that is not 2-D or 3-D or whose ``x.shape[1] != num_features``.
 - Constructor arguments: ``num_features`` a positive int, ``eps > 0``, ``momentum`` ``None`` or in
-  ``[0, 1]``; otherwise ``ValueError`` naming the argument.
+  ``[0, 1]`` (both ends included); otherwise (NaN included) ``ValueError`` naming the argument.
 - Works for float32 and float64 (module and input of the same dtype) on any device, ``meta``
   included.
 

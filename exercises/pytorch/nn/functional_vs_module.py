@@ -37,7 +37,9 @@ Contract
   ``1000 + randn(64)`` the result must agree with the exact (float64) layer norm to within 2e-3.
 - Errors (``ValueError`` naming the argument): ``normalized_shape`` that is empty or does not
   match the trailing dims of ``x`` (``"normalized_shape"``); ``weight`` or ``bias`` whose shape is
-  not ``normalized_shape`` (``"weight"`` / ``"bias"``); negative ``eps`` (``"eps"``).
+  not ``normalized_shape`` (``"weight"`` / ``"bias"``); negative or NaN ``eps`` (``"eps"``;
+  ``eps = 0`` is allowed). Shapes are compared dimension by dimension: the same number of
+  elements in another shape is a mismatch.
 
 ``LayerNorm``
 - Attributes: ``normalized_shape`` (a ``tuple`` of ints, also when an ``int`` was passed),

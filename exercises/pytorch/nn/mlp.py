@@ -44,7 +44,7 @@ Contract
   as ``nn.Linear`` gives it. Works on the ``meta`` device.
 - Bad arguments raise ``ValueError`` whose message names the argument: ``in_features``,
   ``out_features`` or an entry of ``hidden`` that is not a positive ``int`` (name ``hidden``),
-  an unknown ``activation``, a ``dropout`` outside ``[0, 1)``.
+  an unknown ``activation``, a ``dropout`` outside ``[0, 1)`` (NaN included).
 
 Hints
 -----

@@ -25,8 +25,9 @@ Contract
   - ``self.output = nn.Linear(dim, vocab, bias=False)``, whose ``weight`` **is** the embedding's
     weight: ``model.output.weight is model.embedding.weight``.
 
-- ``forward(tokens)``: ``tokens`` is an integer tensor of any shape ``S`` (including 0-d) with
-  values in ``[0, vocab)``; returns logits of shape ``(*S, vocab)``::
+- ``forward(tokens)``: ``tokens`` is an integer tensor (``torch.int64`` or ``torch.int32``, the
+  index dtypes ``nn.Embedding`` takes) of any shape ``S`` (including 0-d) with values in
+  ``[0, vocab)``; returns logits of shape ``(*S, vocab)``::
 
       logits = output(tanh(hidden(embedding(tokens))))
 
@@ -40,7 +41,8 @@ Contract
   ``.to(device)`` for ``cpu``, ``cuda`` and ``meta`` (see the last hint: ``meta`` needs care).
 - Leave PyTorch's default initialisation alone (the tests do not depend on it).
 - Errors: ``vocab`` or ``dim`` not a positive ``int`` -> ``ValueError`` naming it; ``tokens``
-  that is not an integer tensor -> ``TypeError`` naming ``tokens``.
+  that is not a ``torch.int64`` or ``torch.int32`` tensor (a float, bool or ``uint8`` tensor, a
+  list) -> ``TypeError`` naming ``tokens``.
 
 Hints
 -----

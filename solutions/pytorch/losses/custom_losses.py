@@ -26,9 +26,9 @@ def _check_common(first: Tensor, target: Tensor, reduction: str) -> None:
 def focal_loss(logits: Tensor, target: Tensor, *, gamma: float = 2.0, alpha: float | None = None,
                reduction: str = "mean") -> Tensor:
     _check_common(logits, target, reduction)
-    if gamma < 0:
+    if not gamma >= 0:  # also rejects NaN
         raise ValueError(f"gamma must be >= 0, got {gamma}")
-    if alpha is not None and not 0.0 <= alpha <= 1.0:
+    if alpha is not None and not 0.0 <= alpha <= 1.0:  # NaN fails both comparisons
         raise ValueError(f"alpha must be None or in [0, 1], got {alpha}")
     # With z = x for positives and -x for negatives, p_t = sigmoid(z) and 1 - p_t = sigmoid(-z):
     # logsigmoid keeps both logs finite however large |x| is.
@@ -46,7 +46,8 @@ def huber(pred: Tensor, target: Tensor, delta: float = 1.0, reduction: str = "me
     _check_common(pred, target, reduction)
     if not delta > 0:
         raise ValueError(f"delta must be > 0, got {delta}")
-    diff = (pred - target).abs()
+    # target may have another floating dtype: the loss keeps pred's dtype.
+    diff = (pred - target.to(pred.dtype)).abs()
     # Quadratic inside |d| <= delta; outside, the tangent line at delta: value and slope match.
     loss = torch.where(diff <= delta, 0.5 * diff**2, delta * (diff - 0.5 * delta))
     return _reduce(loss, reduction)

@@ -19,7 +19,6 @@ from grader.checks import (
     assert_device,
     assert_raises_naming,
     assert_shape,
-    autocast,
     call_on_device,
     check_gradients,
     count_aten_ops,
@@ -38,7 +37,7 @@ def describe(logits, weight=None, ignore_index=-100, label_smoothing=0.0, reduct
 
 
 @st.composite
-def cases(draw, *, min_extra: int, max_extra: int, keep_one: bool = False):
+def cases(draw, *, min_extra: int, max_extra: int, keep_one: bool = False, reduction: str | None = None):
     """Logits, target and every option of F.cross_entropy, with some targets ignored.
 
     ``keep_one`` guarantees a non-ignored position (so the mean is not 0/0)."""
@@ -59,7 +58,7 @@ def cases(draw, *, min_extra: int, max_extra: int, keep_one: bool = False):
     weight = (0.1 + 2 * torch.rand(c, generator=gen, dtype=torch.float64)
               if draw(st.booleans()) else None)
     label_smoothing = draw(st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)))
-    reduction = draw(st.sampled_from(REDUCTIONS))
+    reduction = reduction or draw(st.sampled_from(REDUCTIONS))
     return logits, target, {"weight": weight, "ignore_index": ignore_index,
                             "label_smoothing": label_smoothing, "reduction": reduction}
 
@@ -72,23 +71,45 @@ def check_against_torch(impl, logits, target, options, **tol):
 
 # ------------------------------------------------------------------------------ values vs torch
 
-@pytest.mark.points(2)
-@given(case=cases(min_extra=0, max_extra=0))
-def test_matches_torch_on_n_by_c_with_every_option(impl, case):
-    logits, target, options = case
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(data=st.data())
+def test_matches_torch_on_n_by_c_with_every_option(impl, reduction, data):
+    logits, target, options = data.draw(cases(min_extra=0, max_extra=0, reduction=reduction))
     check_against_torch(impl, logits, target, options, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.points(2)
-@given(case=cases(min_extra=1, max_extra=3))
-def test_matches_torch_on_spatial_inputs_with_every_option(impl, case):
-    logits, target, options = case
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(data=st.data())
+def test_matches_torch_on_spatial_inputs_with_every_option(impl, reduction, data):
+    logits, target, options = data.draw(cases(min_extra=1, max_extra=3, reduction=reduction))
     check_against_torch(impl, logits, target, options, rtol=1e-9, atol=1e-9)
 
 
+# Every enumerated option value, each on its own against torch: reductions x smoothing at both
+# ends of [0, 1] and inside, weight None / given, and ignore_index -100, -1 or a valid class.
+@pytest.mark.points(0.125)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("weighted", [False, True], ids=["weight=None", "weight=given"])
+@pytest.mark.parametrize("ignore_index", [-100, -1, 2])
+def test_every_option_value_matches_torch(impl, reduction, label_smoothing, weighted, ignore_index):
+    gen = torch.Generator().manual_seed(17)
+    logits = 3 * torch.randn(6, 4, 2, generator=gen, dtype=torch.float64)
+    target = torch.randint(0, 4, (6, 2), generator=gen)
+    target[0, 0], target[1, 1], target[2, 0] = ignore_index, 0, 3
+    weight = 0.1 + 2 * torch.rand(4, generator=gen, dtype=torch.float64) if weighted else None
+    options = {"weight": weight, "ignore_index": ignore_index, "label_smoothing": label_smoothing,
+               "reduction": reduction}
+    check_against_torch(impl, logits, target, options, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.points(1 / 3)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @given(c=st.integers(1, 6), seed=st.integers(0, 2**16), smoothing=st.floats(0.0, 1.0),
-       weighted=st.booleans(), reduction=st.sampled_from(REDUCTIONS))
-def test_matches_torch_on_unbatched_input(impl, c, seed, smoothing, weighted, reduction):
+       weighted=st.booleans())
+def test_matches_torch_on_unbatched_input(impl, reduction, c, seed, smoothing, weighted):
     gen = torch.Generator().manual_seed(seed)
     logits = torch.randn(c, generator=gen, dtype=torch.float64)
     target = torch.randint(0, c, (), generator=gen)
@@ -191,15 +212,17 @@ def test_stable_for_logits_of_magnitude_1e4(impl, smoothing):
 def test_gradients_match_finite_differences(impl, case):
     logits, target, options = case
     check_gradients(lambda x: impl.cross_entropy(x, target, **options), logits,
+                    reference=lambda x: F.cross_entropy(x, target, **options),
                     name=describe(logits, **options))
 
 
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("device", device_params())
-def test_autocast_low_precision_logits_give_a_float32_loss(impl, device):
+def test_autocast_low_precision_logits_give_a_float32_loss(impl, device, low):
     gen = torch.Generator().manual_seed(1)
     logits32 = 4 * torch.randn(16, 7, generator=gen)
     target = torch.randint(0, 7, (16,), generator=gen).to(device)
-    with autocast(device) as low:
+    with torch.autocast(device, dtype=low):
         logits = logits32.to(device, low)
         out = impl.cross_entropy(logits, target, label_smoothing=0.1)
         expected = F.cross_entropy(logits, target, label_smoothing=0.1)
@@ -225,6 +248,7 @@ def test_does_not_call_torch_cross_entropy_log_softmax_or_nll_loss(impl):
 
 # ------------------------------------------------------------------------ devices and shapes
 
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("device", device_params(meta=True))
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_stays_on_device(impl, device, reduction):
@@ -246,27 +270,35 @@ def test_rejects_bad_reduction(impl):
                          torch.tensor([0, 1]), reduction="avg")
 
 
-@pytest.mark.parametrize("smoothing", [-0.1, 1.5])
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("smoothing", [-0.1, 1.5, math.nan], ids=str)
 def test_rejects_label_smoothing_outside_0_1(impl, smoothing):
     assert_raises_naming(ValueError, "label_smoothing", impl.cross_entropy, torch.randn(2, 3),
                          torch.tensor([0, 1]), label_smoothing=smoothing)
 
 
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("logits_shape, target_shape", [((4, 3), (3,)), ((4, 3), (4, 1)),
-                                                        ((2, 3, 5), (2, 3)), ((2, 3, 5), (2,))])
+                                                        ((2, 3, 5), (2, 3)), ((2, 3, 5), (2,)),
+                                                        ((2, 3, 5), (5, 2)), ((3,), (1,))], ids=str)
 def test_rejects_target_of_the_wrong_shape(impl, logits_shape, target_shape):
     assert_raises_naming(ValueError, "target", impl.cross_entropy, torch.randn(logits_shape),
                          torch.zeros(target_shape, dtype=torch.int64))
 
 
-def test_rejects_weight_of_the_wrong_shape(impl):
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("weight_shape", [(4,), (3, 1), (2,)], ids=str)
+def test_rejects_weight_of_the_wrong_shape(impl, weight_shape):
+    # (3, 1) holds C = 3 values in the wrong shape.
     assert_raises_naming(ValueError, "weight", impl.cross_entropy, torch.randn(2, 3),
-                         torch.tensor([0, 1]), weight=torch.ones(4))
+                         torch.tensor([0, 1]), weight=torch.ones(weight_shape))
 
 
 def test_rejects_wrong_dtypes(impl):
     assert_raises_naming(TypeError, "target", impl.cross_entropy, torch.randn(2, 3),
                          torch.tensor([0.0, 1.0]))
+    assert_raises_naming(TypeError, "target", impl.cross_entropy, torch.randn(2, 3),
+                         torch.tensor([False, True]))
     assert_raises_naming(TypeError, "logits", impl.cross_entropy, torch.tensor([[1, 2, 3]]),
                          torch.tensor([0]))
     assert_raises_naming(ValueError, "logits", impl.cross_entropy, torch.tensor(1.0),

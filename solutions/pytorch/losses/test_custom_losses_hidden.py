@@ -6,10 +6,12 @@ the focal-loss formula written out here from probabilities, never the kit's solu
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.checks import (
@@ -54,20 +56,24 @@ def focal_name(shape, gamma, alpha, reduction):
 
 # --------------------------------------------------------------------------------- focal loss
 
-@pytest.mark.points(2)
-@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16),
-       reduction=st.sampled_from(REDUCTIONS))
-def test_focal_with_gamma_0_equals_bce_with_logits(impl, shape, seed, reduction):
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16))
+def test_focal_with_gamma_0_equals_bce_with_logits(impl, reduction, shape, seed):
     logits, target = binary_data(shape, seed)
     out = impl.focal_loss(logits, target, gamma=0.0, reduction=reduction)
     expected = F.binary_cross_entropy_with_logits(logits, target, reduction=reduction)
     assert_close(out, expected, rtol=1e-9, atol=1e-9, name=focal_name(shape, 0.0, None, reduction))
 
 
-@pytest.mark.points(2)
-@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16), gamma=gammas,
-       alpha=alphas, reduction=st.sampled_from(REDUCTIONS))
-def test_focal_matches_the_formula(impl, shape, seed, gamma, alpha, reduction):
+@pytest.mark.points(0.75)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16), gamma=gammas, alpha=alphas)
+@example(shape=(4, 3), seed=0, gamma=2.0, alpha=0.0)  # alpha = 0: positives weigh nothing
+@example(shape=(4, 3), seed=1, gamma=2.0, alpha=1.0)  # alpha = 1: negatives weigh nothing
+@example(shape=(4, 3), seed=2, gamma=0.0, alpha=0.25)  # gamma = 0 with alpha
+@example(shape=(4, 3), seed=3, gamma=2.0, alpha=None)  # the defaults
+def test_focal_matches_the_formula(impl, reduction, shape, seed, gamma, alpha):
     logits, target = binary_data(shape, seed)
     out = impl.focal_loss(logits, target, gamma=gamma, alpha=alpha, reduction=reduction)
     expected = reduce(focal_from_probabilities(logits, target, gamma, alpha), reduction)
@@ -98,24 +104,38 @@ def test_focal_stable_at_logit_100(impl, gamma, alpha):
     assert_close(logits32.grad, logits64.grad.float(), rtol=1e-4, atol=1e-6, name=f"gradient of {name}")
 
 
-@pytest.mark.points(2)
+def focal_from_bce(logits, target, gamma, alpha):
+    """The focal loss on torch's stable BCE: p_t = exp(-bce), as torchvision computes it."""
+    bce = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    loss = bce if gamma == 0 else (1 - torch.exp(-bce)) ** gamma * bce
+    return loss if alpha is None else torch.where(target == 1, alpha, 1 - alpha).to(loss.dtype) * loss
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
 @given(shape=shapes(min_dims=1, max_dims=2, max_side=3), seed=st.integers(0, 2**16), gamma=gammas,
-       alpha=alphas, reduction=st.sampled_from(REDUCTIONS))
-def test_focal_gradients_match_finite_differences(impl, shape, seed, gamma, alpha, reduction):
+       alpha=alphas)
+def test_focal_gradients_match_finite_differences(impl, reduction, shape, seed, gamma, alpha):
     logits, target = binary_data(shape, seed)
     check_gradients(lambda x: impl.focal_loss(x, target, gamma=gamma, alpha=alpha, reduction=reduction),
-                    logits, name=focal_name(shape, gamma, alpha, reduction))
+                    logits, reference=lambda x: reduce(focal_from_bce(x, target, gamma, alpha), reduction),
+                    name=focal_name(shape, gamma, alpha, reduction))
 
 
-@pytest.mark.parametrize("value, arg", [({"gamma": -0.5}, "gamma"), ({"alpha": 1.5}, "alpha"),
-                                        ({"alpha": -0.1}, "alpha"), ({"reduction": "avg"}, "reduction")])
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("value, arg", [({"gamma": -0.5}, "gamma"), ({"gamma": math.nan}, "gamma"),
+                                        ({"alpha": 1.5}, "alpha"), ({"alpha": -0.1}, "alpha"),
+                                        ({"alpha": math.nan}, "alpha"), ({"reduction": "avg"}, "reduction"),
+                                        ({"reduction": "Mean"}, "reduction")], ids=str)
 def test_focal_rejects_bad_arguments(impl, value, arg):
     logits, target = binary_data((3, 2), 0, dtype=torch.float32)
     assert_raises_naming(ValueError, arg, impl.focal_loss, logits, target, **value)
 
 
-def test_focal_rejects_target_of_another_shape(impl):
-    assert_raises_naming(ValueError, "target", impl.focal_loss, torch.randn(4, 1), torch.ones(4))
+@pytest.mark.parametrize(("shape", "target_shape"), [((4, 1), (4,)), ((2, 3), (3, 2))], ids=str)
+def test_focal_rejects_target_of_another_shape(impl, shape, target_shape):
+    # (4, 1) vs (4,) would broadcast; (2, 3) vs (3, 2) has the same number of elements.
+    assert_raises_naming(ValueError, "target", impl.focal_loss, torch.randn(shape), torch.ones(target_shape))
 
 
 # --------------------------------------------------------------------------------- Huber loss
@@ -128,10 +148,10 @@ def huber_data(shape, seed, delta, dtype=torch.float64):
     return pred.to(dtype), target.to(dtype)
 
 
-@pytest.mark.points(2)
-@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16), delta=deltas,
-       reduction=st.sampled_from(REDUCTIONS))
-def test_huber_matches_torch(impl, shape, seed, delta, reduction):
+@pytest.mark.points(0.75)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(shape=shapes(min_dims=0, max_dims=3), seed=st.integers(0, 2**16), delta=deltas)
+def test_huber_matches_torch(impl, reduction, shape, seed, delta):
     pred, target = huber_data(shape, seed, delta)
     out = impl.huber(pred, target, delta, reduction)
     expected = F.huber_loss(pred, target, delta=delta, reduction=reduction)
@@ -148,22 +168,25 @@ def test_huber_is_not_smooth_l1(impl):
                       "not smooth_l1's |d| - beta/2)")
 
 
-@given(shape=shapes(min_dims=1, max_dims=2, max_side=4), seed=st.integers(0, 2**16), delta=deltas,
-       reduction=st.sampled_from(REDUCTIONS))
-def test_huber_gradients_match_finite_differences(impl, shape, seed, delta, reduction):
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@given(shape=shapes(min_dims=1, max_dims=2, max_side=4), seed=st.integers(0, 2**16), delta=deltas)
+def test_huber_gradients_match_finite_differences(impl, reduction, shape, seed, delta):
     pred, target = huber_data(shape, seed, delta)
     check_gradients(lambda p, t: impl.huber(p, t, delta, reduction), pred, target,
+                    reference=lambda p, t: F.huber_loss(p, t, delta=delta, reduction=reduction),
                     name=f"huber(pred{tuple(shape)}, target, delta={delta:g}, reduction={reduction!r})")
 
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("delta", [0.5, 1.0, 2.0])
 def test_huber_gradient_at_and_next_to_the_kink(impl, delta):
-    # d = pred - target exactly at +-delta and 1e-3 inside and outside it, on both sides.
+    # d = pred - target exactly at +-delta and 1e-3 inside and outside it, on both sides, and
+    # exactly 0 (where |d| has a kink of its own: the gradient there is 0, never NaN).
     offsets = torch.tensor([-1e-3, 0.0, 1e-3], dtype=torch.float64)
-    d = torch.cat([delta + offsets, -delta + offsets])
+    d = torch.cat([delta + offsets, -delta + offsets, torch.zeros(1, dtype=torch.float64)])
     target = torch.zeros_like(d)
-    name = f"huber(delta={delta:g}) at |pred - target| = delta and delta +- 1e-3"
+    name = f"huber(delta={delta:g}) at |pred - target| = delta, delta +- 1e-3 and 0"
     check_gradients(lambda p: impl.huber(p, target, delta, "none"), d, name=name)
     pred = d.clone().requires_grad_()
     impl.huber(pred, target, delta, "sum").backward()
@@ -171,18 +194,22 @@ def test_huber_gradient_at_and_next_to_the_kink(impl, delta):
     assert_close(pred.grad, d.clamp(-delta, delta), rtol=1e-9, atol=1e-9, name=f"gradient of {name}")
 
 
+@pytest.mark.points(0.25)
 @pytest.mark.parametrize("value, arg", [({"delta": 0.0}, "delta"), ({"delta": -1.0}, "delta"),
-                                        ({"reduction": "avg"}, "reduction")])
+                                        ({"delta": math.nan}, "delta"), ({"reduction": "avg"}, "reduction")],
+                         ids=str)
 def test_huber_rejects_bad_arguments(impl, value, arg):
     assert_raises_naming(ValueError, arg, impl.huber, torch.randn(3), torch.randn(3), **value)
 
 
-def test_huber_rejects_target_of_another_shape(impl):
-    assert_raises_naming(ValueError, "target", impl.huber, torch.randn(4, 1), torch.randn(4))
+@pytest.mark.parametrize(("shape", "target_shape"), [((4, 1), (4,)), ((2, 3), (3, 2))], ids=str)
+def test_huber_rejects_target_of_another_shape(impl, shape, target_shape):
+    assert_raises_naming(ValueError, "target", impl.huber, torch.randn(shape), torch.randn(target_shape))
 
 
 # ----------------------------------------------------------------------- devices and dtypes
 
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("device", device_params(meta=True))
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_both_stay_on_device_with_the_input_dtype(impl, device, reduction):
@@ -195,3 +222,27 @@ def test_both_stay_on_device_with_the_input_dtype(impl, device, reduction):
         assert_shape(out, (3, 4) if reduction == "none" else (), name=name)
         assert_device(out, device, name=name)
         assert out.dtype == torch.float32, f"{name}: dtype {out.dtype}, expected float32"
+
+
+LOW_PRECISION_TOL = {torch.float16: 2e-3, torch.bfloat16: 2e-2, torch.float32: 1e-5, torch.float64: 1e-9}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("target_dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+def test_both_keep_the_input_dtype_whatever_the_target_dtype(impl, dtype, target_dtype):
+    """The loss has logits' / pred's dtype, also when target's dtype would promote it."""
+    logits, target = binary_data((4, 5), 3)
+    pred, huber_target = huber_data((4, 5), 4, 1.0)
+    tol = LOW_PRECISION_TOL[dtype]
+    x = logits.to(dtype)
+    focal = impl.focal_loss(x, target.to(target_dtype), alpha=0.25, reduction="none")
+    name = f"focal_loss({dtype} logits, {target_dtype} target)"
+    assert focal.dtype == dtype, f"{name}: dtype {focal.dtype}, expected {dtype} (logits' dtype)"
+    assert_close(focal.double(), focal_from_bce(x.double(), target, 2.0, 0.25), rtol=tol, atol=tol, name=name)
+    p = pred.to(dtype)
+    loss = impl.huber(p, huber_target.to(target_dtype), 1.0, "none")
+    name = f"huber({dtype} pred, {target_dtype} target)"
+    assert loss.dtype == dtype, f"{name}: dtype {loss.dtype}, expected {dtype} (pred's dtype)"
+    expected = F.huber_loss(p.double(), huber_target.to(target_dtype).to(dtype).double(), reduction="none")
+    assert_close(loss.double(), expected, rtol=tol, atol=tol, name=name)

@@ -24,7 +24,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
             raise ValueError(f"{name} must have shape {shape}, got {tuple(t.shape)}")
-    if eps < 0:
+    if not eps >= 0:  # also rejects NaN, for which every comparison is False
         raise ValueError(f"eps must be non-negative, got {eps}")
     dims = tuple(range(-len(shape), 0))
     mean = x.mean(dim=dims, keepdim=True)
@@ -47,7 +47,7 @@ class LayerNorm(nn.Module):
                  elementwise_affine: bool = True) -> None:
         super().__init__()
         self.normalized_shape = _as_shape(normalized_shape)
-        if eps < 0:
+        if not eps >= 0:
             raise ValueError(f"eps must be non-negative, got {eps}")
         self.eps = eps
         self.elementwise_affine = elementwise_affine

@@ -1,14 +1,24 @@
 """Hidden tests for pytorch.nn.custom_layer (the catalog's contract checks)."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch import nn
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    autocast,
+    check_gradients,
+    device_params,
+)
 
 sizes = st.integers(1, 6)
 ranks = st.integers(1, 4)
@@ -65,6 +75,8 @@ def test_output_equals_base_at_init(impl, in_f, out_f, rank, alpha, bias, lead, 
 @pytest.mark.points(2)
 @given(in_f=sizes, out_f=sizes, rank=ranks, alpha=alphas, bias=st.booleans(),
        lead=st.lists(st.integers(1, 3), max_size=2), seed=st.integers(0, 2**16))
+@example(in_f=5, out_f=4, rank=3, alpha=8.0, bias=True, lead=[2], seed=1)  # alpha / rank != alpha
+@example(in_f=5, out_f=4, rank=1, alpha=8.0, bias=False, lead=[], seed=2)  # no bias, no lead dims
 def test_forward_matches_formula_and_merge(impl, in_f, out_f, rank, alpha, bias, lead, seed):
     base = make_base(in_f, out_f, bias=bias, seed=seed, dtype=torch.float64)
     w0 = base.weight.detach().clone()
@@ -93,6 +105,8 @@ def test_merge_leaves_layer_and_base_alone(impl):
     randomise_B(layer)
     x = torch.randn(6, 5)
     before = layer(x).detach().clone()
+    assert_close(before, expected_forward(layer, w0, base.bias.detach(), x, 8.0, 2), rtol=1e-5,
+                 atol=1e-5, name="LoRA layer output before merge() (base(x) + alpha/rank * x A^T B^T)")
     merged = layer.merge()
     assert_close(base.weight.detach(), w0, name="base.weight after merge() (merge must not modify the base)")
     assert_close(layer(x), before, name="LoRA layer output after merge() (must not change)")
@@ -144,17 +158,40 @@ def test_gradients_match_finite_differences(impl, in_f, out_f, rank, bias):
     def forward(x, a, b):
         return functional_call(layer, {"lora_A": a, "lora_B": b}, (x,))
 
-    check_gradients(forward, torch.randn(2, in_f, dtype=torch.float64), A, B,
+    base_w = layer.base.weight.detach()
+    base_b = None if layer.base.bias is None else layer.base.bias.detach()
+
+    def independent(x, a, b):
+        return F.linear(x, base_w, base_b) + (2.0 / rank) * (x @ a.T @ b.T)
+
+    check_gradients(forward, torch.randn(2, in_f, dtype=torch.float64), A, B, reference=independent,
                     name=describe(in_f, out_f, rank, 2.0, bias) + " forward w.r.t. (x, lora_A, lora_B)")
 
 
-def test_factors_follow_base_dtype(impl):
-    layer = impl.LoRALinear(make_base(4, 3, dtype=torch.float64), 2, 1.0)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=str)
+def test_factors_follow_base_dtype(impl, dtype):
+    layer = impl.LoRALinear(make_base(4, 3, dtype=dtype), 2, 1.0)
     for pname in ("lora_A", "lora_B"):
-        dtype = getattr(layer, pname).dtype
-        assert dtype == torch.float64, f"{pname} is {dtype} for a float64 base, expected torch.float64"
-    out = layer(torch.randn(2, 4, dtype=torch.float64))
-    assert out.dtype == torch.float64, f"output is {out.dtype} for a float64 base and input"
+        got = getattr(layer, pname).dtype
+        assert got == dtype, f"{pname} is {got} for a {dtype} base, expected {dtype}"
+    out = layer(torch.randn(2, 4, dtype=dtype))
+    assert out.dtype == dtype, f"output is {out.dtype} for a {dtype} base and input"
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_merge_keeps_dtype_and_bias(impl, bias):
+    base = make_base(4, 3, bias=bias, dtype=torch.float64)
+    layer = impl.LoRALinear(base, 2, 1.0)
+    randomise_B(layer)
+    merged = layer.merge()
+    name = f"merge() of a float64 nn.Linear(4, 3, bias={bias})"
+    assert type(merged) is nn.Linear, f"{name} returned {type(merged).__name__}, not nn.Linear"
+    assert merged.weight.dtype == torch.float64, f"{name}: weight is {merged.weight.dtype}, expected float64"
+    assert (merged.bias is not None) == bias, f"{name}: the merged layer must have a bias exactly when the base has one"
+    if bias:
+        assert merged.bias.dtype == torch.float64, f"{name}: bias is {merged.bias.dtype}, expected float64"
+        assert_close(merged.bias.detach(), base.bias.detach(), name=f"{name}: bias (the base's bias)")
+    assert merged is not base, f"{name} returned the base layer itself; merge() builds a new nn.Linear"
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))
@@ -183,9 +220,35 @@ def test_autocast_output_dtype(impl):
     assert out.dtype == low, f"LoRALinear under torch.autocast('cpu') returned {out.dtype}, expected {low}"
 
 
-def test_rejects_bad_arguments(impl):
-    assert_raises_naming(TypeError, "base", impl.LoRALinear, nn.Conv1d(3, 3, 1), 2, 1.0)
-    assert_raises_naming(ValueError, "rank", impl.LoRALinear, make_base(4, 3), 0, 1.0)
-    assert_raises_naming(ValueError, "rank", impl.LoRALinear, make_base(4, 3), -2, 1.0)
-    assert_raises_naming(ValueError, "alpha", impl.LoRALinear, make_base(4, 3), 2, 0.0)
-    assert_raises_naming(ValueError, "alpha", impl.LoRALinear, make_base(4, 3), 2, -1.0)
+# Each case breaks exactly one rule.
+BAD_ARGUMENTS = {
+    "base=nn.Conv1d": (TypeError, "base", lambda: nn.Conv1d(3, 3, 1), 2, 1.0),
+    "base=tensor": (TypeError, "base", lambda: torch.randn(3, 4), 2, 1.0),
+    "rank=0": (ValueError, "rank", lambda: make_base(4, 3), 0, 1.0),
+    "rank=-2": (ValueError, "rank", lambda: make_base(4, 3), -2, 1.0),
+    "rank=2.0": (ValueError, "rank", lambda: make_base(4, 3), 2.0, 1.0),
+    "rank=1.5": (ValueError, "rank", lambda: make_base(4, 3), 1.5, 1.0),
+    "alpha=0.0": (ValueError, "alpha", lambda: make_base(4, 3), 2, 0.0),
+    "alpha=-1.0": (ValueError, "alpha", lambda: make_base(4, 3), 2, -1.0),
+    "alpha=nan": (ValueError, "alpha", lambda: make_base(4, 3), 2, math.nan),
+    "alpha=inf": (ValueError, "alpha", lambda: make_base(4, 3), 2, math.inf),
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
+def test_rejects_bad_arguments(impl, case):
+    error, argname, build, rank, alpha = BAD_ARGUMENTS[case]
+    assert_raises_naming(error, argname, impl.LoRALinear, build(), rank, alpha)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize(("rank", "alpha"), [(1, 1e-3), (4, 2)])
+def test_accepts_smallest_rank_and_any_positive_alpha(impl, rank, alpha):
+    # rank 1 is the smallest allowed; alpha may be tiny, or an int.
+    base = make_base(5, 3)
+    layer = impl.LoRALinear(base, rank, alpha)
+    randomise_B(layer)
+    x = torch.randn(2, 5)
+    assert_close(layer(x), expected_forward(layer, base.weight.detach(), base.bias.detach(), x, alpha, rank),
+                 rtol=1e-5, atol=1e-6, name=f"LoRALinear(nn.Linear(5, 3), rank={rank}, alpha={alpha!r})(x)")

@@ -7,11 +7,21 @@ import re
 
 import pytest
 import torch
-from hypothesis import Phase, assume, given, settings, strategies as st
+from hypothesis import Phase, assume, given, settings
+from hypothesis import strategies as st
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           check_gradients, count_aten_ops, device_params, shapes, tensors)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    check_gradients,
+    count_aten_ops,
+    device_params,
+    shapes,
+    tensors,
+)
 
 # Torch's own dropout/normalisation kernels, as they show up in the dispatcher.
 FORBIDDEN_OPS = ("dropout", "batch_norm", "layer_norm", "group_norm", "instance_norm")
@@ -57,6 +67,9 @@ def test_dropout_each_element_is_zero_or_rescaled(impl, x, p, seed):
     expected = torch.where(out == 0, torch.zeros_like(x), x / (1 - p))
     assert_close(out, expected, rtol=1e-9, atol=1e-12,
                  name=f"{name}: each element must be 0 or x / (1 - p)")
+    nonzero = x != 0
+    if p <= 0.5 and int(nonzero.sum()) >= 64:  # all dropped: probability <= 0.5^64 when correct
+        assert bool((out[nonzero] != 0).any()), f"{name}: every non-zero element was zeroed"
 
 
 DROPOUT_N = 200_000
@@ -130,6 +143,10 @@ def test_dropout_gradients_match_finite_differences(impl, p):
     out.sum().backward()
     assert_close(x.grad * x.detach(), out.detach(), rtol=1e-9, atol=1e-12,
                  name=f"Dropout(p={p}): gradient * x (must equal the output: grad = mask / (1-p))")
+    kept = out.detach() != 0  # P(all 50 dropped) <= 0.6^50: a correct layer keeps some
+    assert bool(kept.any()), f"Dropout(p={p}) in training zeroed all 50 elements"
+    assert_close(out.detach()[kept], x.detach()[kept] / (1 - p), rtol=1e-9, atol=1e-12,
+                 name=f"Dropout(p={p}): kept elements (x / (1 - p))")
 
 
 def test_dropout_is_reproducible_with_manual_seed(impl):
@@ -160,9 +177,28 @@ def test_dropout_stays_on_device(impl, device):
         assert_device(out, device, name=f"Dropout in {mode} mode on {device}")
 
 
-def test_dropout_rejects_bad_p(impl):
-    for p in (-0.1, 1.5):
-        raises_naming_word(ValueError, "p", impl.Dropout, p)
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("p", [-0.1, 1.5, math.nan], ids=str)
+def test_dropout_rejects_bad_p(impl, p):
+    raises_naming_word(ValueError, "p", impl.Dropout, p)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.25, 1.0])
+def test_dropout_stores_p(impl, p):
+    layer = impl.Dropout(p)
+    assert getattr(layer, "p", None) == p, f"Dropout({p}).p is {getattr(layer, 'p', None)!r}, expected {p}"
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+def test_dropout_keeps_dtype(impl, dtype):
+    x = torch.linspace(0.5, 1.5, 64, dtype=dtype)
+    torch.manual_seed(0)
+    out = impl.Dropout(0.5).train()(x)
+    assert out.dtype == dtype, f"Dropout(0.5) in training on {dtype} input returned {out.dtype}"
+    kept = out != 0  # P(all 64 dropped) = 2^-64 for a correct layer
+    assert bool(kept.any()), f"Dropout(0.5) in training on {dtype} input zeroed all 64 elements"
+    assert_close(out[kept], x[kept] * 2, name=f"Dropout(0.5) on {dtype}: kept elements (x / (1 - p))")
 
 
 def test_dropout_uses_no_builtin_dropout(impl):
@@ -278,8 +314,14 @@ def test_batchnorm_gradients_match_finite_differences(impl, shape, mode):
     def fn(x, weight, bias):
         return functional_call(layer, {"weight": weight, "bias": bias}, (x,), strict=False)
 
+    running_mean, running_var = layer.running_mean.clone(), layer.running_var.clone()
+
+    def independent(x, weight, bias):  # torch's own batch norm, its running stats left alone
+        return torch.nn.functional.batch_norm(x, running_mean.clone(), running_var.clone(), weight,
+                                              bias, training=mode == "train", eps=layer.eps)
+
     x = torch.randn(shape) * 2 + 1
-    check_gradients(fn, x, torch.randn(c), torch.randn(c),
+    check_gradients(fn, x, torch.randn(c), torch.randn(c), reference=independent,
                     name=f"BatchNorm1d in {mode} mode, x{shape}, w.r.t. (x, weight, bias)")
 
 
@@ -293,6 +335,37 @@ def test_batchnorm_running_stats_carry_no_autograd_history(impl):
             f"BatchNorm1d.{key} requires grad after a training step (grad_fn={buf.grad_fn}): "
             "update the running statistics under torch.no_grad() or from detached statistics, "
             "or every batch's graph stays alive through them")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("shape", [(2, 3), (2, 3, 4)])
+@pytest.mark.parametrize("momentum", [None, 0.0, 1.0, 0.1], ids=str)
+def test_batchnorm_every_momentum_kind_matches_torch(impl, momentum, shape):
+    """momentum None (cumulative average), both ends of [0, 1] and the default, on both input
+    ranks: three training batches then one eval batch, against torch.nn.BatchNorm1d."""
+    ours, ref = make_pair(impl, shape[1], 1e-5, momentum, seed=7)
+    gen = torch.Generator().manual_seed(3)
+    label = f"BatchNorm1d({shape[1]}, momentum={momentum})"
+    for step in range(3):
+        x = torch.randn(shape, generator=gen, dtype=torch.float64) * (step + 2) + step
+        assert_close(ours.train()(x), ref.train()(x), rtol=1e-7, atol=1e-9,
+                     name=f"{label}, training batch {step + 1} x{shape}: output")
+        for key in ("running_mean", "running_var"):
+            assert_close(getattr(ours, key), getattr(ref, key), rtol=1e-9, atol=1e-12,
+                         name=f"{label}, after training batch {step + 1} x{shape}: {key}")
+    x = torch.randn(shape, generator=gen, dtype=torch.float64)
+    assert_close(ours.eval()(x), ref.eval()(x), rtol=1e-7, atol=1e-9,
+                 name=f"{label}, eval mode after 3 batches x{shape}: output")
+
+
+def test_batchnorm_trains_on_one_example_with_length(impl):
+    """N == 1 is fine in training when L > 1: the statistics are over N * L values."""
+    ours, ref = make_pair(impl, 3, 1e-5, 0.1, seed=5)
+    x = torch.randn(1, 3, 4, dtype=torch.float64)
+    assert_close(ours.train()(x), ref.train()(x), rtol=1e-7, atol=1e-9,
+                 name="BatchNorm1d(3) in training on x(1, 3, 4) (N == 1, L == 4): output")
+    assert_close(ours.running_var, ref.running_var, rtol=1e-9, atol=1e-12,
+                 name="BatchNorm1d(3) after training on x(1, 3, 4): running_var")
 
 
 @pytest.mark.parametrize("shape", [(1, 3), (1, 3, 1)])
@@ -309,12 +382,24 @@ def test_batchnorm_rejects_bad_input_shapes(impl):
     raises_naming_word(ValueError, "x", layer.eval(), torch.randn(4, 2, 3))
 
 
-def test_batchnorm_rejects_bad_constructor_arguments(impl):
-    assert_raises_naming(ValueError, "num_features", impl.BatchNorm1d, 0)
-    assert_raises_naming(ValueError, "eps", impl.BatchNorm1d, 3, eps=0.0)
-    assert_raises_naming(ValueError, "eps", impl.BatchNorm1d, 3, eps=-1e-5)
-    assert_raises_naming(ValueError, "momentum", impl.BatchNorm1d, 3, momentum=1.5)
-    assert_raises_naming(ValueError, "momentum", impl.BatchNorm1d, 3, momentum=-0.1)
+# Each case breaks exactly one rule.
+BAD_BN_ARGUMENTS = {
+    "num_features=0": ("num_features", (0,), {}),
+    "num_features=2.0": ("num_features", (2.0,), {}),
+    "eps=0.0": ("eps", (3,), {"eps": 0.0}),
+    "eps=-1e-5": ("eps", (3,), {"eps": -1e-5}),
+    "eps=nan": ("eps", (3,), {"eps": math.nan}),
+    "momentum=1.5": ("momentum", (3,), {"momentum": 1.5}),
+    "momentum=-0.1": ("momentum", (3,), {"momentum": -0.1}),
+    "momentum=nan": ("momentum", (3,), {"momentum": math.nan}),
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_BN_ARGUMENTS))
+def test_batchnorm_rejects_bad_constructor_arguments(impl, case):
+    argname, args, kwargs = BAD_BN_ARGUMENTS[case]
+    assert_raises_naming(ValueError, argname, impl.BatchNorm1d, *args, **kwargs)
 
 
 @pytest.mark.parametrize("device", device_params(meta=True))

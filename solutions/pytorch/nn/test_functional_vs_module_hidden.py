@@ -1,13 +1,24 @@
 """Hidden tests for pytorch.nn.functional_vs_module (the catalog's contract checks)."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch import nn
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           check_gradients, count_aten_ops, device_params, shapes)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    check_gradients,
+    count_aten_ops,
+    device_params,
+    shapes,
+)
 
 NORM_KERNELS = ("layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm")
 
@@ -18,11 +29,13 @@ def split_shape(full: tuple[int, ...], k: int) -> tuple[int, ...]:
 
 # ---------------------------------------------------------------- layer_norm (functional)
 
-@pytest.mark.points(2)
-@given(full=shapes(min_dims=1, max_dims=4), k=st.integers(1, 3), affine=st.sampled_from(
-    ["none", "weight", "bias", "both"]), as_int=st.booleans(), eps=st.sampled_from([1e-5, 1e-3, 0.1]),
-    seed=st.integers(0, 2**16))
-def test_layer_norm_matches_torch_over_shapes(impl, full, k, affine, as_int, eps, seed):
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+@given(full=shapes(min_dims=1, max_dims=4), k=st.integers(1, 3), as_int=st.booleans(),
+       eps=st.sampled_from([1e-5, 1e-3, 0.1]), seed=st.integers(0, 2**16))
+@example(full=(3, 5), k=1, as_int=True, eps=1e-5, seed=0)  # normalized_shape given as an int
+@example(full=(3, 5), k=1, as_int=False, eps=0.0, seed=1)  # eps = 0, the included end
+def test_layer_norm_matches_torch_over_shapes(impl, affine, full, k, as_int, eps, seed):
     k = min(k, len(full))
     norm_shape = split_shape(full, k)
     gen = torch.Generator().manual_seed(seed)
@@ -75,6 +88,7 @@ def test_layer_norm_gradients_match_finite_differences(impl, full, k):
     x = torch.randn(full, dtype=torch.float64)
     w, b = torch.randn(norm_shape, dtype=torch.float64), torch.randn(norm_shape, dtype=torch.float64)
     check_gradients(lambda x, w, b: impl.layer_norm(x, norm_shape, w, b), x, w, b,
+                    reference=lambda x, w, b: F.layer_norm(x, norm_shape, w, b),
                     name=f"layer_norm(x{full}, {norm_shape}, weight, bias)", second_order=True)
 
 
@@ -86,12 +100,12 @@ def test_layer_norm_is_from_scratch(impl):
                       "mean, variance and arithmetic instead")
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
 def test_layer_norm_keeps_dtype(impl, dtype):
     x = torch.randn(4, 6, generator=torch.Generator().manual_seed(0)).to(dtype)
     out = impl.layer_norm(x, 6, torch.ones(6, dtype=dtype), torch.zeros(6, dtype=dtype))
     assert out.dtype == dtype, f"layer_norm on {dtype} input returned {out.dtype}"
-    tol = 5e-2 if dtype == torch.bfloat16 else 1e-5
+    tol = {torch.bfloat16: 5e-2, torch.float16: 5e-3}.get(dtype, 1e-5)
     assert_close(out.float(), F.layer_norm(x.float(), (6,)), rtol=tol, atol=tol,
                  name=f"layer_norm on {dtype} input")
 
@@ -107,14 +121,27 @@ def test_layer_norm_stays_on_device(impl, device):
                      name=f"layer_norm on {device}")
 
 
-def test_layer_norm_rejects_bad_arguments(impl):
-    x = torch.randn(2, 3, 4)
-    assert_raises_naming(ValueError, "normalized_shape", impl.layer_norm, x, 3)
-    assert_raises_naming(ValueError, "normalized_shape", impl.layer_norm, x, (2, 4))
-    assert_raises_naming(ValueError, "normalized_shape", impl.layer_norm, x, (5, 2, 3, 4))
-    assert_raises_naming(ValueError, "weight", impl.layer_norm, x, 4, torch.ones(3))
-    assert_raises_naming(ValueError, "bias", impl.layer_norm, x, 4, None, torch.zeros(4, 1))
-    assert_raises_naming(ValueError, "eps", impl.layer_norm, x, 4, None, None, -1e-5)
+# Each case breaks exactly one rule; the shape mismatches keep the number of elements.
+BAD_LAYER_NORM_ARGUMENTS = {
+    "normalized_shape=3": ("normalized_shape", (3,), {}),
+    "normalized_shape=(2, 4)": ("normalized_shape", ((2, 4),), {}),
+    "normalized_shape=(4, 3) (same numel)": ("normalized_shape", ((4, 3),), {}),
+    "normalized_shape=(5, 2, 3, 4)": ("normalized_shape", ((5, 2, 3, 4),), {}),
+    "normalized_shape=()": ("normalized_shape", ((),), {}),
+    "weight of shape (4,)": ("weight", ((3, 4), torch.ones(4)), {}),
+    "weight of shape (12,) (same numel)": ("weight", ((3, 4), torch.ones(12)), {}),
+    "bias of shape (4, 1)": ("bias", (4, None, torch.zeros(4, 1)), {}),
+    "bias of shape (4, 3) (same numel)": ("bias", ((3, 4), None, torch.zeros(4, 3)), {}),
+    "eps=-1e-5": ("eps", (4, None, None, -1e-5), {}),
+    "eps=nan": ("eps", (4,), {"eps": math.nan}),
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_LAYER_NORM_ARGUMENTS))
+def test_layer_norm_rejects_bad_arguments(impl, case):
+    argname, args, kwargs = BAD_LAYER_NORM_ARGUMENTS[case]
+    assert_raises_naming(ValueError, argname, impl.layer_norm, torch.randn(2, 3, 4), *args, **kwargs)
 
 
 # ---------------------------------------------------------------- LayerNorm (module)
@@ -127,6 +154,8 @@ def test_module_parameters_and_attributes(impl, shape, as_int):
     assert ln.normalized_shape == tuple(shape) and isinstance(ln.normalized_shape, tuple), (
         f"{name}.normalized_shape is {ln.normalized_shape!r}, expected the tuple {tuple(shape)}")
     assert ln.eps == 1e-5, f"{name}.eps is {ln.eps!r}, expected the default 1e-5"
+    assert ln.elementwise_affine is True, (
+        f"{name}.elementwise_affine is {getattr(ln, 'elementwise_affine', None)!r}, expected True")
     for pname, fill in (("weight", 1.0), ("bias", 0.0)):
         p = getattr(ln, pname, None)
         assert isinstance(p, nn.Parameter), (f"{name}.{pname} is {type(p).__name__}, expected an "
@@ -141,6 +170,8 @@ def test_module_parameters_and_attributes(impl, shape, as_int):
 
 def test_module_without_affine(impl):
     ln = impl.LayerNorm((3, 4), elementwise_affine=False)
+    assert getattr(ln, "elementwise_affine", None) is False, (
+        "LayerNorm(..., elementwise_affine=False).elementwise_affine must be False")
     assert ln.weight is None and ln.bias is None, (
         "LayerNorm(..., elementwise_affine=False): weight and bias must be None")
     assert not list(ln.parameters()), "LayerNorm(..., elementwise_affine=False) has parameters"
@@ -166,6 +197,14 @@ def test_module_loads_torch_layer_norm_state(impl):
     back.load_state_dict(ours.state_dict())
     assert_close(back.weight.detach(), theirs.weight.detach(),
                  name="nn.LayerNorm loaded from your LayerNorm's state_dict: weight")
+
+
+def test_module_forward_uses_its_eps(impl):
+    ln = impl.LayerNorm(6, eps=0.5)
+    assert ln.eps == 0.5, f"LayerNorm(6, eps=0.5).eps is {ln.eps!r}"
+    x = torch.randn(5, 6, dtype=torch.float64) * 0.5
+    assert_close(ln.double()(x), F.layer_norm(x, (6,), eps=0.5), rtol=1e-9, atol=1e-9,
+                 name="LayerNorm(6, eps=0.5)(x) (forward must pass self.eps on)")
 
 
 def test_module_trains_weight_and_bias(impl):
@@ -202,9 +241,11 @@ def expected_children(sizes):
 
 
 @pytest.mark.points(2)
-@given(sizes=st.lists(st.integers(1, 6), min_size=2, max_size=5))
-def test_sequential_named_children_and_keys(impl, sizes):
-    model = impl.sequential_mlp(sizes)
+@given(sizes=st.lists(st.integers(1, 6), min_size=2, max_size=5), as_tuple=st.booleans())
+@example(sizes=[3, 2], as_tuple=False)  # two sizes: a single Linear, no activation
+@example(sizes=[4, 3, 2], as_tuple=True)  # a tuple is a sequence too
+def test_sequential_named_children_and_keys(impl, sizes, as_tuple):
+    model = impl.sequential_mlp(tuple(sizes) if as_tuple else sizes)
     name = f"sequential_mlp({sizes})"
     assert isinstance(model, nn.Sequential), f"{name} returned {type(model).__name__}, not nn.Sequential"
     children = list(model.named_children())
@@ -231,6 +272,7 @@ def test_sequential_forward(impl):
     assert_close(model(x), expected, name="sequential_mlp([3, 5, 4, 2])(x)")
 
 
-def test_sequential_rejects_bad_sizes(impl):
-    assert_raises_naming(ValueError, "sizes", impl.sequential_mlp, [4])
-    assert_raises_naming(ValueError, "sizes", impl.sequential_mlp, [4, 0, 2])
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("sizes", [[4], [], [4, 0, 2], [4, -3], [4, 2.0], [4, 2.5, 2]], ids=str)
+def test_sequential_rejects_bad_sizes(impl, sizes):
+    assert_raises_naming(ValueError, "sizes", impl.sequential_mlp, sizes)

@@ -1,14 +1,24 @@
 """Hidden tests for pytorch.nn.mlp (the catalog's contract checks)."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch import nn
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    autocast,
+    check_gradients,
+    device_params,
+)
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "silu": F.silu}
 
@@ -76,13 +86,17 @@ def test_state_dict_round_trip_reproduces_outputs(impl):
     b = impl.MLP(5, [7, 4], 3, activation="tanh").eval()
     b.load_state_dict(a.state_dict())
     x = torch.randn(6, 5)
-    assert_close(b(x), a(x), name="outputs after load_state_dict(other.state_dict())")
+    assert_close(b(x), reference_forward(a, x, [7, 4], "tanh", "MLP(5, [7, 4], 3)"),
+                 name="outputs after load_state_dict(other.state_dict()) vs the source network's "
+                      "layer-by-layer forward")
 
 
-@pytest.mark.points(2)
-@given(lead=st.lists(st.integers(1, 3), max_size=3), in_f=sizes, hidden=hidden_lists,
-       out_f=sizes, activation=st.sampled_from(sorted(ACTIVATIONS)))
-def test_forward_matches_layer_by_layer_reference(impl, lead, in_f, hidden, out_f, activation):
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@given(lead=st.lists(st.integers(1, 3), max_size=3), in_f=sizes, hidden=hidden_lists, out_f=sizes)
+@example(lead=[], in_f=3, hidden=[4, 2], out_f=2)  # no leading dimension at all
+@example(lead=[2], in_f=3, hidden=[], out_f=2)  # hidden=[]: a single Linear
+def test_forward_matches_layer_by_layer_reference(impl, activation, lead, in_f, hidden, out_f):
     torch.manual_seed(len(lead) + 7 * in_f + 49 * out_f)
     name = describe(in_f, hidden, out_f, activation=activation)
     model = impl.MLP(in_f, hidden, out_f, activation=activation).double().eval()
@@ -96,9 +110,21 @@ def test_forward_matches_layer_by_layer_reference(impl, lead, in_f, hidden, out_
 def test_output_layer_has_no_activation(impl):
     torch.manual_seed(0)
     model = impl.MLP(4, [16], 8, activation="relu").eval()
-    out = model(torch.randn(64, 4) * 3)
+    x = torch.randn(64, 4) * 3
+    out = model(x)
     assert float(out.detach().min()) < 0, ("MLP(4, [16], 8, activation='relu'): no output is negative; "
                                   "the last Linear must not be followed by the activation")
+    assert_close(out, reference_forward(model, x, [16], "relu", "MLP(4, [16], 8)"),
+                 name="MLP(4, [16], 8) output (the last Linear's output itself: no softmax, "
+                      "activation or other function after it)")
+
+
+def test_dropout_zero_is_no_op_in_training(impl):
+    torch.manual_seed(0)
+    model = impl.MLP(6, [32, 16], 3, dropout=0.0).train()
+    x = torch.randn(20, 6)
+    assert_close(model(x), reference_forward(model, x, [32, 16], "relu", "MLP(6, [32, 16], 3)"),
+                 name="MLP(..., dropout=0.0) in train mode (dropout 0 keeps every unit)")
 
 
 @pytest.mark.points(2)
@@ -192,7 +218,16 @@ def test_gradients_match_finite_differences(impl, hidden, activation):
     def forward(x, *ps):
         return functional_call(model, dict(zip(names, ps)), (x,))
 
-    check_gradients(forward, torch.randn(2, 3, dtype=torch.float64), *params,
+    def independent(x, *ps):
+        weights, biases = ps[0::2], ps[1::2]
+        for i, (w, b) in enumerate(zip(weights, biases)):
+            x = F.linear(x, w, b)
+            if i < len(weights) - 1:
+                x = ACTIVATIONS[activation](x)
+        return x
+
+    # named_parameters() follows registration order: weight, bias of each Linear in forward order.
+    check_gradients(forward, torch.randn(2, 3, dtype=torch.float64), *params, reference=independent,
                     name=describe(3, hidden, 2, activation=activation) + " forward")
 
 
@@ -226,10 +261,53 @@ def test_autocast_output_dtype(impl):
     assert out.dtype == low, f"MLP under torch.autocast('cpu') returned {out.dtype}, expected {low}"
 
 
-def test_rejects_bad_arguments(impl):
-    assert_raises_naming(ValueError, "in_features", impl.MLP, 0, [4], 2)
-    assert_raises_naming(ValueError, "out_features", impl.MLP, 3, [4], -1)
-    assert_raises_naming(ValueError, "hidden", impl.MLP, 3, [4, 0], 2)
-    assert_raises_naming(ValueError, "activation", impl.MLP, 3, [4], 2, activation="swish!")
-    assert_raises_naming(ValueError, "dropout", impl.MLP, 3, [4], 2, dropout=1.5)
-    assert_raises_naming(ValueError, "dropout", impl.MLP, 3, [4], 2, dropout=-0.1)
+# Each case breaks exactly one rule, so a check on the wrong property cannot pass.
+BAD_ARGUMENTS = {
+    "in_features=0": ("in_features", (0, [4], 2), {}),
+    "in_features=2.0": ("in_features", (2.0, [4], 2), {}),
+    "out_features=-1": ("out_features", (3, [4], -1), {}),
+    "out_features=0": ("out_features", (3, [4], 0), {}),
+    "hidden=[4, 0]": ("hidden", (3, [4, 0], 2), {}),
+    "hidden=[4, 2.5]": ("hidden", (3, [4, 2.5], 2), {}),
+    "activation='swish!'": ("activation", (3, [4], 2), {"activation": "swish!"}),
+    "activation='ReLU'": ("activation", (3, [4], 2), {"activation": "ReLU"}),
+    "dropout=1.0": ("dropout", (3, [4], 2), {"dropout": 1.0}),  # the excluded end of [0, 1)
+    "dropout=1.5": ("dropout", (3, [4], 2), {"dropout": 1.5}),
+    "dropout=-0.1": ("dropout", (3, [4], 2), {"dropout": -0.1}),
+    "dropout=nan": ("dropout", (3, [4], 2), {"dropout": math.nan}),
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
+def test_rejects_bad_arguments(impl, case):
+    argname, args, kwargs = BAD_ARGUMENTS[case]
+    assert_raises_naming(ValueError, argname, impl.MLP, *args, **kwargs)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("dropout", [0.0, 0.999])
+def test_accepts_dropout_range_ends(impl, dropout):
+    # 0 is the included end of [0, 1); 0.999 is just inside the excluded one.
+    model = impl.MLP(3, [4], 2, dropout=dropout)
+    assert_shape(model.eval()(torch.randn(5, 3)), (5, 2), name=f"MLP(3, [4], 2, dropout={dropout})")
+
+
+def test_default_linear_initialisation_kept(impl):
+    """nn.Linear's default draws weight and bias from U(-1/sqrt(in), 1/sqrt(in)). Every entry must
+    lie inside that bound, and the largest of 16384 (resp. 256) entries must come near it: for a
+    correct layer the chance that none passes 0.9 (resp. 0.5) of the bound is 0.9^16384 (0.5^256)."""
+    torch.manual_seed(0)
+    model = impl.MLP(64, [256], 4)
+    first = linears_of(model, 2, "MLP(64, [256], 4)")[0]
+    bound = 1 / math.sqrt(64)
+    for what, tensor, near in (("weight", first.weight, 0.9), ("bias", first.bias, 0.5)):
+        biggest = float(tensor.detach().abs().max())
+        assert biggest <= bound * (1 + 1e-6), (
+            f"MLP(64, [256], 4): first Linear's {what} has entries up to {biggest:.4f}, beyond "
+            f"nn.Linear's default bound 1/sqrt(in_features) = {bound:.4f}; leave the default "
+            "initialisation alone")
+        assert biggest >= near * bound, (
+            f"MLP(64, [256], 4): first Linear's {what} entries are all within {biggest:.4f}, far "
+            f"inside nn.Linear's default U(-{bound:.4f}, {bound:.4f}); leave the default "
+            "initialisation alone")

@@ -11,7 +11,8 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from torch import nn
 
 from grader.checks import assert_close, assert_raises_naming, device_params, shapes
@@ -135,6 +136,9 @@ def nested_model() -> nn.Module:
     )
 
 
+NORM_CLASSES = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm,
+                nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)
+
 SCRAMBLED = 1000.0
 
 
@@ -157,10 +161,18 @@ def spread(weight: torch.Tensor, std: float) -> float:
 
 def check_initialised(weight: torch.Tensor, std: float, name: str) -> None:
     """Zero-mean entries with std ``std``: none beyond 10 std (probability < 1e-20 for a normal,
-    0 for a uniform), so a weight left at SCRAMBLED (or scaled wildly wrong) fails."""
-    biggest = float(weight.detach().abs().max())
+    0 for a uniform), so a weight left at SCRAMBLED (or scaled wildly wrong) fails; and drawn at
+    random: not all equal (two independent continuous draws coincide with probability 0), and not
+    exactly 0, so a constant or zero "initialisation" fails too."""
+    w = weight.detach()
+    biggest = float(w.abs().max())
     assert spread(weight, std) < 10, (f"{name}: weight entries up to {biggest:.4g}, far beyond 10x the "
                                 f"target std {std:.4g}; was this weight initialised?")
+    assert biggest > 0, f"{name}: every weight entry is 0; the entries must be drawn at random"
+    if w.numel() > 1:
+        assert bool((w != w.reshape(-1)[0]).any()), (
+            f"{name}: every weight entry equals {float(w.reshape(-1)[0]):.4g}; the entries must be "
+            "drawn independently at random")
 
 
 def init_nested(impl, seed: int = SEED):
@@ -189,7 +201,7 @@ def test_applied_recursively(impl):
             check_initialised(m.weight, kaiming_std(m.weight), f"{name} ({type(m).__name__})")
             if m.bias is not None:
                 assert bool((m.bias == 0).all()), f"{name} ({type(m).__name__}): bias is not zero"
-        if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm1d, nn.BatchNorm1d)):
+        if isinstance(m, NORM_CLASSES):
             if m.weight is not None:
                 assert bool((m.weight == 1).all()), f"{name} ({type(m).__name__}): weight is not 1"
             if m.bias is not None:
@@ -203,22 +215,25 @@ def test_applied_recursively(impl):
         assert p.grad_fn is None, f"parameter {n} has autograd history after init_weights"
 
 
-@given(kind=st.sampled_from(["linear", "conv1d", "conv2d", "conv3d"]), cin=st.integers(1, 6),
-       cout=st.integers(1, 6), k=st.integers(1, 3), bias=st.booleans(),
-       scheme=st.sampled_from(["kaiming", "xavier"]), wrap=st.integers(0, 3))
-def test_small_layers_any_nesting(impl, kind, cin, cout, k, bias, scheme, wrap):
+LAYER_KINDS = {"linear": nn.Linear, "conv1d": nn.Conv1d, "conv2d": nn.Conv2d, "conv3d": nn.Conv3d}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("scheme", ["kaiming", "xavier"])
+@pytest.mark.parametrize("kind", sorted(LAYER_KINDS))
+@given(cin=st.integers(1, 6), cout=st.integers(1, 6), k=st.integers(1, 3), bias=st.booleans(),
+       wrap=st.integers(0, 3))
+def test_small_layers_any_nesting(impl, kind, scheme, cin, cout, k, bias, wrap):
     torch.manual_seed(SEED)
-    layer = {"linear": lambda: nn.Linear(cin, cout, bias=bias),
-             "conv1d": lambda: nn.Conv1d(cin, cout, k, bias=bias),
-             "conv2d": lambda: nn.Conv2d(cin, cout, k, bias=bias),
-             "conv3d": lambda: nn.Conv3d(cin, cout, k, bias=bias)}[kind]()
+    cls = LAYER_KINDS[kind]
+    layer = cls(cin, cout, bias=bias) if kind == "linear" else cls(cin, cout, k, bias=bias)
     model = layer
     for _ in range(wrap):
         model = nn.Sequential(nn.Identity(), model)
     scramble_(model)
     weight = layer.weight
     name = f"{type(layer).__name__} wrapped in {wrap} nn.Sequential(s), scheme={scheme!r}"
-    impl.init_weights(model, scheme)
+    impl.init_weights(model, scheme=scheme)
     assert layer.weight is weight, f"{name}: the weight Parameter was replaced"
     fan_in = cin * k ** (0 if kind == "linear" else int(kind[4]))
     fan_out = cout * k ** (0 if kind == "linear" else int(kind[4]))
@@ -228,13 +243,81 @@ def test_small_layers_any_nesting(impl, kind, cin, cout, k, bias, scheme, wrap):
         assert bool((layer.bias == 0).all()), f"{name}: bias is not zero"
 
 
+# name -> (factory, whether it has weight, whether it has bias); every norm class the contract
+# lists, with affine parameters, and the parts that are None skipped.
+NORM_CASES = {
+    "BatchNorm1d(4)": (lambda: nn.BatchNorm1d(4), True, True),
+    "BatchNorm2d(4)": (lambda: nn.BatchNorm2d(4), True, True),
+    "BatchNorm3d(4)": (lambda: nn.BatchNorm3d(4), True, True),
+    "LayerNorm(4)": (lambda: nn.LayerNorm(4), True, True),
+    "LayerNorm((2, 4), bias=False)": (lambda: nn.LayerNorm((2, 4), bias=False), True, False),
+    "GroupNorm(2, 4)": (lambda: nn.GroupNorm(2, 4), True, True),
+    "InstanceNorm1d(4, affine=True)": (lambda: nn.InstanceNorm1d(4, affine=True), True, True),
+    "InstanceNorm2d(4, affine=True)": (lambda: nn.InstanceNorm2d(4, affine=True), True, True),
+    "InstanceNorm3d(4, affine=True)": (lambda: nn.InstanceNorm3d(4, affine=True), True, True),
+    "BatchNorm2d(4, affine=False)": (lambda: nn.BatchNorm2d(4, affine=False), False, False),
+    "InstanceNorm2d(4) (no affine)": (lambda: nn.InstanceNorm2d(4), False, False),
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(NORM_CASES))
+def test_norm_layers_start_at_identity(impl, case):
+    build, has_weight, has_bias = NORM_CASES[case]
+    norm = build()
+    model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(norm))
+    scramble_(model)
+    impl.init_weights(model)
+    if has_weight:
+        assert bool((norm.weight == 1).all()), f"nested {case}: weight is not 1 after init_weights"
+    if has_bias:
+        assert bool((norm.bias == 0).all()), f"nested {case}: bias is not 0 after init_weights"
+
+
+# Modules the contract does not list: their parameters must come out exactly as they went in.
+OTHER_MODULES = {
+    "nn.Embedding(10, 8)": lambda: nn.Embedding(10, 8),
+    "nn.Bilinear(3, 4, 5)": lambda: nn.Bilinear(3, 4, 5),
+    "nn.ConvTranspose2d(3, 4, 3)": lambda: nn.ConvTranspose2d(3, 4, 3),
+    "nn.PReLU(4)": lambda: nn.PReLU(4),
+}
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("case", sorted(OTHER_MODULES))
+def test_other_modules_left_unchanged(impl, case):
+    torch.manual_seed(SEED)
+    other = OTHER_MODULES[case]()
+    model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(other))
+    before = {n: p.detach().clone() for n, p in other.named_parameters()}
+    impl.init_weights(model, "xavier")
+    for n, p in other.named_parameters():
+        assert_close(p.detach(), before[n], rtol=0, atol=0,
+                     name=f"{case}.{n} after init_weights (a module the contract does not list "
+                          "must be left unchanged)")
+
+
+def test_frozen_parameters_stay_frozen(impl):
+    model = nn.Sequential(nn.Linear(5, 4), nn.LayerNorm(4))
+    for p in model.parameters():
+        p.requires_grad_(False)
+    params = list(model.parameters())
+    impl.init_weights(model)
+    for (n, p), before in zip(model.named_parameters(), params):
+        assert p is before, f"parameter {n} was replaced by a new object"
+        assert not p.requires_grad, (f"parameter {n} had requires_grad=False and requires grad "
+                                     "after init_weights (keep each parameter's requires_grad)")
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("device", device_params(meta=True))
-def test_keeps_device_and_dtype(impl, device):
-    model = nn.Sequential(nn.Linear(6, 5), nn.LayerNorm(5), nn.Conv1d(2, 3, 3)).to(device, torch.float64)
+def test_keeps_device_and_dtype(impl, device, dtype):
+    model = nn.Sequential(nn.Linear(6, 5), nn.LayerNorm(5), nn.Conv1d(2, 3, 3)).to(device, dtype)
     impl.init_weights(model, "xavier")
     for n, p in model.named_parameters():
         assert p.device.type == device, f"parameter {n} moved to {p.device} (expected {device})"
-        assert p.dtype == torch.float64, f"parameter {n} became {p.dtype} (expected torch.float64)"
+        assert p.dtype == dtype, f"parameter {n} became {p.dtype} (expected {dtype})"
     if device != "meta":
         assert bool((model[0].bias == 0).all()), f"Linear bias on {device} is not zero"
 
@@ -242,3 +325,4 @@ def test_keeps_device_and_dtype(impl, device):
 def test_rejects_unknown_scheme(impl):
     assert_raises_naming(ValueError, "scheme", impl.init_weights, nn.Linear(3, 2), "he_uniform")
     assert_raises_naming(ValueError, "scheme", impl.init_weights, nn.Linear(3, 2), "Kaiming ")
+    assert_raises_naming(ValueError, "scheme", impl.init_weights, nn.Linear(3, 2), scheme="xavier_normal")

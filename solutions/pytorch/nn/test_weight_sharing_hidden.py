@@ -6,11 +6,19 @@ import io
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from torch.func import functional_call
 
-from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+from grader.checks import (
+    assert_close,
+    assert_device,
+    assert_raises_naming,
+    assert_shape,
+    autocast,
+    check_gradients,
+    device_params,
+)
 
 
 def assert_tied(model, where: str) -> None:
@@ -43,14 +51,17 @@ def test_same_parameter_object_counted_once(impl):
 
 
 @pytest.mark.points(2)
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32], ids=str)
 @given(vocab=st.integers(1, 8), dim=st.integers(1, 5),
        shape=st.lists(st.integers(1, 4), max_size=3), seed=st.integers(0, 2**16))
-def test_logits_match_formula(impl, vocab, dim, shape, seed):
+@example(vocab=1, dim=1, shape=[3], seed=0)  # the smallest sizes allowed
+@example(vocab=5, dim=3, shape=[], seed=1)  # 0-d tokens
+def test_logits_match_formula(impl, index_dtype, vocab, dim, shape, seed):
     torch.manual_seed(seed)
     model = impl.TiedLM(vocab, dim).double()
-    tokens = torch.randint(0, vocab, tuple(shape))
+    tokens = torch.randint(0, vocab, tuple(shape), dtype=index_dtype)
     out = model(tokens)
-    name = f"TiedLM({vocab}, {dim})(tokens{tuple(shape)})"
+    name = f"TiedLM({vocab}, {dim})({index_dtype} tokens{tuple(shape)})"
     assert_shape(out, (*shape, vocab), name=name)
     assert_close(out, reference_logits(model, tokens), rtol=1e-10, atol=1e-10,
                  name=name + " (output(tanh(hidden(embedding(tokens)))))")
@@ -87,8 +98,11 @@ def test_gradients_match_finite_differences(impl, vocab, dim, n):
         return functional_call(model, {"embedding.weight": e, "hidden.weight": wh,
                                        "hidden.bias": bh}, (tokens,))
 
+    def independent(e, wh, bh):
+        return F.linear(torch.tanh(F.linear(e[tokens], wh, bh)), e)
+
     check_gradients(forward, model.embedding.weight.detach(), model.hidden.weight.detach(),
-                    model.hidden.bias.detach(), name=f"TiedLM({vocab}, {dim}) forward")
+                    model.hidden.bias.detach(), reference=independent, name=f"TiedLM({vocab}, {dim}) forward")
 
 
 @pytest.mark.points(2)
@@ -103,7 +117,8 @@ def test_tie_survives_state_dict_round_trip(impl):
     target.load_state_dict(torch.load(buffer, weights_only=True))
     assert_tied(target, "after load_state_dict(torch.load(saved state_dict))")
     tokens = torch.randint(0, 10, (3, 4))
-    assert_close(target(tokens), source(tokens), name="logits after the state_dict round trip")
+    assert_close(target(tokens), reference_logits(source, tokens),
+                 name="logits after the state_dict round trip (vs the source model's weights)")
 
 
 def test_tie_survives_deepcopy(impl):
@@ -118,7 +133,7 @@ def test_tie_survives_deepcopy(impl):
         "changing the deep copy's weight changed the original")
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16], ids=str)
 def test_tie_survives_dtype_conversion(impl, dtype):
     model = impl.TiedLM(10, 6).to(dtype)
     assert_tied(model, f"model.to({dtype})")
@@ -154,8 +169,29 @@ def test_autocast_logits_dtype(impl):
     assert out.dtype == low, f"TiedLM under torch.autocast('cpu') returned {out.dtype}, expected {low}"
 
 
-def test_rejects_bad_arguments(impl):
-    assert_raises_naming(ValueError, "vocab", impl.TiedLM, 0, 4)
-    assert_raises_naming(ValueError, "dim", impl.TiedLM, 10, -1)
+# Each case breaks exactly one rule.
+BAD_SIZES = {"vocab=0": ("vocab", 0, 4), "vocab=-1": ("vocab", -1, 4), "vocab=2.5": ("vocab", 2.5, 4),
+             "dim=0": ("dim", 10, 0), "dim=-1": ("dim", 10, -1), "dim=3.0": ("dim", 10, 3.0)}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_SIZES))
+def test_rejects_bad_sizes(impl, case):
+    argname, vocab, dim = BAD_SIZES[case]
+    assert_raises_naming(ValueError, argname, impl.TiedLM, vocab, dim)
+
+
+BAD_TOKENS = {
+    "float32": lambda: torch.zeros(2, 3),
+    "float64": lambda: torch.zeros(2, 3, dtype=torch.float64),
+    "bool": lambda: torch.zeros(2, 3, dtype=torch.bool),
+    "uint8": lambda: torch.zeros(2, 3, dtype=torch.uint8),
+    "list": lambda: [[0, 1, 2], [3, 4, 5]],
+}
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize("case", sorted(BAD_TOKENS))
+def test_rejects_non_index_tokens(impl, case):
     model = impl.TiedLM(10, 4)
-    assert_raises_naming(TypeError, "tokens", model, torch.zeros(2, 3))
+    assert_raises_naming(TypeError, "tokens", model, BAD_TOKENS[case]())

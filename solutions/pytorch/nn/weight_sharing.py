@@ -3,6 +3,8 @@
 import torch
 from torch import Tensor, nn
 
+_INDEX_DTYPES = (torch.int64, torch.int32)  # what nn.Embedding accepts as indices
+
 
 def _check_size(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -34,8 +36,7 @@ class TiedLM(nn.Module):
         return self
 
     def forward(self, tokens: Tensor) -> Tensor:
-        if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() \
-                or tokens.dtype == torch.bool:
-            raise TypeError(f"tokens must be an integer tensor, got "
+        if not isinstance(tokens, Tensor) or tokens.dtype not in _INDEX_DTYPES:
+            raise TypeError(f"tokens must be a torch.int64 or torch.int32 tensor, got "
                             f"{getattr(tokens, 'dtype', type(tokens).__name__)}")
         return self.output(torch.tanh(self.hidden(self.embedding(tokens))))

@@ -51,7 +51,6 @@ class BatchNorm1d(nn.Module):
         if x.shape[1] != self.num_features:
             raise ValueError(f"x has {x.shape[1]} channels (x.shape[1]) but num_features is "
                              f"{self.num_features}")
-        dims = (0,) if x.dim() == 2 else (0, 2)
         # Broadcast per-channel vectors as (1, C) or (1, C, 1).
         shape = (1, -1) if x.dim() == 2 else (1, -1, 1)
         if self.training:

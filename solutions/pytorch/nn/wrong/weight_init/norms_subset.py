@@ -1,0 +1,38 @@
+"""Wrong: resets only BatchNorm1d/2d, LayerNorm, GroupNorm and InstanceNorm1d (the norm layers of a
+typical model), forgetting BatchNorm3d and InstanceNorm2d/3d. Breaks: every listed norm layer
+with affine parameters gets weight 1, bias 0."""
+
+import math
+
+from torch import Tensor, nn
+
+_WEIGHTED = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d)
+_NORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm1d)
+_SCHEMES = ("kaiming", "xavier")
+
+
+def fan_in_and_fan_out(weight: Tensor) -> tuple[int, int]:
+    if weight.dim() < 2:
+        raise ValueError(f"weight must have at least 2 dimensions (out, in, *kernel), "
+                         f"got shape {tuple(weight.shape)}")
+    receptive = math.prod(weight.shape[2:])  # 1 for a Linear weight
+    return int(weight.shape[1] * receptive), int(weight.shape[0] * receptive)
+
+
+def init_weights(module: nn.Module, scheme: str = "kaiming") -> nn.Module:
+    if scheme not in _SCHEMES:
+        raise ValueError(f"scheme must be one of {_SCHEMES}, got {scheme!r}")
+    for m in module.modules():  # every descendant, module itself included
+        if isinstance(m, _WEIGHTED):
+            fan_in, fan_out = fan_in_and_fan_out(m.weight)
+            var = 2.0 / fan_in if scheme == "kaiming" else 2.0 / (fan_in + fan_out)
+            # nn.init works in place under no_grad: same Parameter objects, no history.
+            nn.init.normal_(m.weight, mean=0.0, std=math.sqrt(var))
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, _NORMS):
+            if getattr(m, "weight", None) is not None:
+                nn.init.ones_(m.weight)
+            if getattr(m, "bias", None) is not None:
+                nn.init.zeros_(m.bias)
+    return module
