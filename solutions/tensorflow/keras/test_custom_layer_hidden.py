@@ -81,6 +81,13 @@ def test_rbf_in_float64_computes_in_float64(impl):
     assert_close(out, rbf_reference(x, layer.centers.numpy(), 0.5), rtol=1e-12, atol=1e-14, name=name)
 
 
+def test_rbf_takes_an_int_gamma(impl):
+    layer = impl.RBF(2, gamma=2)  # a positive finite number need not be a float
+    x = rng_array(10, 3, 2)
+    out = layer(x)
+    assert_close(out, rbf_reference(x, layer.centers.numpy(), 2.0), rtol=1e-5, atol=1e-6, name="RBF(2, gamma=2)")
+
+
 def test_rbf_input_gradient_matches_the_formula(impl):
     layer = impl.RBF(3, gamma=0.5, dtype="float64")
     x = tf.constant(rng_array(1, 2, 4, dtype=np.float64))

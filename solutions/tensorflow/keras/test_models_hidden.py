@@ -171,6 +171,19 @@ def test_sequential_rejects_bad_sizes(impl):
     assert_raises_naming(ValueError, "num_classes", impl.build_sequential, 4, [4], 3.0)
 
 
+@pytest.mark.parametrize("kind", ["tuple", "range"])
+def test_hidden_may_be_any_sequence(impl, kind):
+    hidden = (6, 5) if kind == "tuple" else range(5, 7)
+    sizes = [4, *hidden, 3]
+    model = impl.build_sequential(4, hidden, 3)
+    assert count_params(model, f"build_sequential(4, {hidden!r}, 3)") == dense_params(sizes), (
+        f"build_sequential(4, {hidden!r}, 3): {model.count_params()} parameters, expected {dense_params(sizes)}")
+    subclassed = impl.MLPClassifier(hidden, 3)
+    subclassed(np.zeros((2, 4), np.float32))
+    assert subclassed.count_params() == dense_params(sizes), (
+        f"MLPClassifier({hidden!r}, 3): {subclassed.count_params()} parameters, expected {dense_params(sizes)}")
+
+
 @pytest.mark.parametrize("hidden", [5, None], ids=["int", "None"])
 def test_hidden_that_is_not_a_sequence_raises_type_error(impl, hidden):
     for what, build in (("build_sequential", lambda: impl.build_sequential(4, hidden, 3)),
