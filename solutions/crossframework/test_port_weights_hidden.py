@@ -258,7 +258,7 @@ def test_torch_to_keras_is_a_trainable_float32_copy(impl):
     source = build_torch(CONV_SPEC, 0)
     ported = impl.torch_to_keras(source)
     x = torch.randn(2, *CONV_SPEC[0])
-    before = np.asarray(ported(channels_last(x)))
+    before = np.array(ported(channels_last(x)))
     with torch.no_grad():
         for p in source.parameters():
             p.add_(1.0)
