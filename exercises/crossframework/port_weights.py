@@ -28,7 +28,9 @@ Contract
 - Keras's ``Dense(..., activation="relu")`` is one layer; in PyTorch it is a Linear then an
   ``nn.ReLU``.
 - Where the PyTorch model takes (or returns) ``(N, C, H, W)``, the Keras model takes (or returns)
-  ``(N, H, W, C)`` with the same values; 2-D tensors ``(N, features)`` are the same in both.
+  ``(N, H, W, C)`` with the same values; 2-D tensors ``(N, features)`` are the same in both. That
+  holds for a model that ends in ``Flatten`` too: its output features come out in the same order
+  in both models.
 - For any input, the two models' outputs agree within 1e-5, and so do the gradients of a
   scalar function of the output with respect to the input (``torch.autograd`` vs
   ``tf.GradientTape``). Checked over random layer sizes, kernel sizes, strides and paddings.

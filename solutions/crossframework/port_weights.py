@@ -41,6 +41,13 @@ def _check_conv(conv: nn.Conv2d) -> str:
                      "Keras equivalent")
 
 
+class _ChannelsLastFlatten(nn.Module):
+    """``(N, C, H, W) -> (N, H * W * C)`` in Keras's order: a Flatten that ends a ported model."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.permute(0, 2, 3, 1).flatten(1)
+
+
 def torch_to_keras(model: nn.Sequential) -> keras.Sequential:
     """A Keras copy of ``model`` (channels-last where ``model`` is channels-first)."""
     if not isinstance(model, nn.Sequential):
@@ -48,7 +55,7 @@ def torch_to_keras(model: nn.Sequential) -> keras.Sequential:
     layers: list[keras.layers.Layer] = []
     channels: int | None = None  # channels of the current image tensor, once a conv has run
     flat_channels: int | None = None  # set by a Flatten, used by the next Linear
-    for module in model:
+    for index, module in enumerate(model):
         if isinstance(module, nn.Linear):
             weight = module.weight.detach().cpu().double().numpy()
             layer = keras.layers.Dense(module.out_features, use_bias=module.bias is not None)
@@ -69,8 +76,13 @@ def torch_to_keras(model: nn.Sequential) -> keras.Sequential:
         elif isinstance(module, nn.Flatten):
             if channels is None or module.start_dim != 1 or module.end_dim != -1:
                 raise ValueError("model: only nn.Flatten() after a Conv2d is supported")
+            if any(isinstance(later, nn.Linear) for later in list(model)[index + 1:]):
+                # The next Linear's weight is reordered instead: cheaper than a transpose.
+                flat_channels = channels
+            else:
+                # The flattened features are the model's output: PyTorch's (C, H, W) order.
+                layers.append(keras.layers.Permute((3, 1, 2)))
             layers.append(keras.layers.Flatten())
-            flat_channels = channels
             continue
         else:
             raise TypeError(f"model: unsupported layer {type(module).__name__}")
@@ -94,7 +106,7 @@ def keras_to_torch(model: keras.Sequential) -> nn.Sequential:
     modules: list[nn.Module] = []
     channels: int | None = None
     flat_channels: int | None = None
-    for layer in model.layers:
+    for index, layer in enumerate(model.layers):
         activation = _activation_name(layer)
         if isinstance(layer, keras.layers.Dense):
             kernel, *bias = (np.asarray(w, np.float64) for w in layer.get_weights())
@@ -117,8 +129,11 @@ def keras_to_torch(model: keras.Sequential) -> nn.Sequential:
         elif isinstance(layer, keras.layers.Flatten):
             if channels is None:
                 raise ValueError("model: only a Flatten after a Conv2D is supported")
-            modules.append(nn.Flatten())
-            flat_channels = channels
+            if any(isinstance(later, keras.layers.Dense) for later in model.layers[index + 1:]):
+                modules.append(nn.Flatten())  # the next Linear's weight is reordered instead
+                flat_channels = channels
+            else:
+                modules.append(_ChannelsLastFlatten())  # the output: Keras's (H, W, C) order
             continue
         elif isinstance(layer, keras.layers.ReLU):
             config = layer.get_config()

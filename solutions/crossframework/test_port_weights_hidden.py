@@ -23,8 +23,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same':UserWarning
 # --- architectures ------------------------------------------------------------------------------
 # A spec is (input shape in PyTorch layout, layers); layers are
 # ("conv", out_channels, (kh, kw), stride, padding, bias, relu), ("flatten",) and
-# ("linear", out_features, bias, relu). A relu flag is a separate ReLU module in PyTorch and,
-# in Keras, either the layer's fused activation or a separate ReLU layer (drawn).
+# ("linear", out_features, bias, relu). Padding is "valid", 0 or "same" (PyTorch's spellings; 0 is
+# "valid" in Keras). A relu flag is a separate ReLU module in PyTorch and, in Keras, one of
+# RELU_STYLES; a layer without relu has activation None or "linear" (the style picks).
+RELU_STYLES = ("fused", "ReLU()", 'Activation("relu")')
 
 @st.composite
 def mlp_specs(draw):
@@ -39,15 +41,33 @@ def cnn_specs(draw):
     shape, layers = (c, h, w), []
     for _ in range(draw(st.integers(1, 2))):
         kh, kw = draw(st.integers(1, min(3, h))), draw(st.integers(1, min(3, w)))
-        padding = draw(st.sampled_from(["valid", "same"]))
-        stride = 1 if padding == "same" else draw(st.integers(1, 2))
+        padding = draw(st.sampled_from(["valid", 0, "same"]))
+        stride = 1 if padding == "same" else draw(st.one_of(st.integers(1, 2),
+                                                            st.tuples(st.integers(1, 2), st.integers(1, 2))))
         c = draw(st.integers(1, 4))
         layers.append(("conv", c, (kh, kw), stride, padding, draw(st.booleans()), draw(st.booleans())))
-        if padding == "valid":
-            h, w = (h - kh) // stride + 1, (w - kw) // stride + 1
-    if draw(st.booleans()):
-        layers += [("flatten",), ("linear", draw(st.integers(1, 4)), draw(st.booleans()), draw(st.booleans()))]
+        if padding != "same":
+            sh, sw = stride if isinstance(stride, tuple) else (stride, stride)
+            h, w = (h - kh) // sh + 1, (w - kw) // sw + 1
+    tail = draw(st.sampled_from(["none", "flatten", "flatten_linear"]))
+    if tail != "none":
+        layers.append(("flatten",))
+    if tail == "flatten_linear":
+        layers.append(("linear", draw(st.integers(1, 4)), draw(st.booleans()), draw(st.booleans())))
     return shape, layers
+
+
+# Architectures every run must see, whatever hypothesis draws.
+FIXED_SPECS = {
+    "ends_in_flatten": ((2, 4, 3), [("conv", 3, (2, 2), 1, "valid", True, True), ("flatten",)]),
+    "flatten_then_linear": ((2, 4, 3), [("conv", 3, (2, 2), 1, "valid", True, False), ("flatten",),
+                                        ("linear", 4, True, False)]),
+    "int_padding_0": ((1, 5, 5), [("conv", 2, (3, 3), 1, 0, True, False)]),
+    "same_padding_even_kernel": ((2, 5, 4), [("conv", 3, (2, 2), 1, "same", False, True)]),
+    "strides_2_1": ((1, 6, 5), [("conv", 2, (3, 2), (2, 1), "valid", True, True),
+                                ("conv", 2, (1, 1), 1, "valid", True, False)]),
+    "mlp": ((5,), [("linear", 4, True, True), ("linear", 3, False, False)]),
+}
 
 
 def describe(spec) -> str:
@@ -57,10 +77,10 @@ def describe(spec) -> str:
         if layer[0] == "conv":
             _, c, k, s, p, bias, relu = layer
             parts.append(f"Conv({c}, kernel={k}, stride={s}, padding={p!r}, bias={bias})" + (" ReLU" if relu else ""))
-        elif layer[0] == "linear":
-            parts.append(f"Linear({layer[1]}, bias={layer[2]})" + (" ReLU" if layer[3] else ""))
-        else:
+        elif layer[0] == "flatten":
             parts.append("Flatten")
+        else:
+            parts.append(f"Linear({layer[1]}, bias={layer[2]})" + (" ReLU" if layer[3] else ""))
     return f"[{', '.join(parts)}] on input {shape} (PyTorch layout)"
 
 
@@ -92,25 +112,28 @@ def build_torch(spec, seed: int) -> nn.Sequential:
     return model
 
 
-def build_keras(spec, seed: int, fused: list[bool]) -> keras.Sequential:
+def build_keras(spec, seed: int, styles: list[int]) -> keras.Sequential:
     shape, layers = spec
     rng = np.random.default_rng(seed)
     keras_shape = (*shape[1:], shape[0]) if len(shape) == 3 else shape
     model_layers = [keras.Input(shape=keras_shape)]
-    for layer, fuse in zip(layers, fused):
+    for layer, style in zip(layers, styles):
         relu = layer[0] != "flatten" and layer[-1]
-        activation = "relu" if relu and fuse else None
+        style = RELU_STYLES[style % 3] if relu else (None, "linear")[style % 2]
+        activation = "relu" if style == "fused" else style if style == "linear" else None
         if layer[0] == "conv":
             _, out, k, s, p, bias, _ = layer
-            model_layers.append(keras.layers.Conv2D(out, k, strides=s, padding=p, use_bias=bias,
-                                                    activation=activation))
+            model_layers.append(keras.layers.Conv2D(out, k, strides=s, padding="same" if p == "same" else "valid",
+                                                    use_bias=bias, activation=activation))
         elif layer[0] == "flatten":
             model_layers.append(keras.layers.Flatten())
         else:
             _, out, bias, _ = layer
             model_layers.append(keras.layers.Dense(out, use_bias=bias, activation=activation))
-        if relu and not fuse:
+        if style == "ReLU()":
             model_layers.append(keras.layers.ReLU())
+        elif style == 'Activation("relu")':
+            model_layers.append(keras.layers.Activation("relu"))
     model = keras.Sequential(model_layers)
     for layer in model.layers:
         weights = layer.get_weights()
@@ -174,54 +197,138 @@ def test_torch_to_keras_cnn(impl, spec, seed):
 
 # --- Keras -> PyTorch ---------------------------------------------------------------------------
 
+def describe_styles(spec, styles: list[int]) -> str:
+    shown = []
+    for layer, style in zip(spec[1], styles):
+        if layer[0] != "flatten":
+            shown.append(RELU_STYLES[style % 3] if layer[-1] else repr((None, "linear")[style % 2]))
+    return f"Keras activations {shown}"
+
+
+STYLE_LISTS = st.lists(st.integers(0, 5), min_size=6, max_size=6)
+
+
 @pytest.mark.points(2)
 @settings(max_examples=8)
-@given(spec=mlp_specs(), seed=st.integers(0, 2**16), fused=st.lists(st.booleans(), min_size=6, max_size=6))
-def test_keras_to_torch_mlp(impl, spec, seed, fused):
-    model = build_keras(spec, seed, fused)
+@given(spec=mlp_specs(), seed=st.integers(0, 2**16), styles=STYLE_LISTS)
+def test_keras_to_torch_mlp(impl, spec, seed, styles):
+    model = build_keras(spec, seed, styles)
     ported = impl.keras_to_torch(model)
     assert isinstance(ported, nn.Module), f"keras_to_torch should return an nn.Module, got {type(ported).__name__}"
-    name = f"keras_to_torch({describe(spec)}, fused activations {fused[:len(spec[1])]})"
+    name = f"keras_to_torch({describe(spec)}, {describe_styles(spec, styles)})"
     assert_models_agree(ported, model, spec[0], seed, name)
 
 
 @pytest.mark.points(3)
 @settings(max_examples=12)
-@given(spec=cnn_specs(), seed=st.integers(0, 2**16), fused=st.lists(st.booleans(), min_size=6, max_size=6))
-def test_keras_to_torch_cnn(impl, spec, seed, fused):
-    model = build_keras(spec, seed, fused)
+@given(spec=cnn_specs(), seed=st.integers(0, 2**16), styles=STYLE_LISTS)
+def test_keras_to_torch_cnn(impl, spec, seed, styles):
+    model = build_keras(spec, seed, styles)
     ported = impl.keras_to_torch(model)
-    name = f"keras_to_torch({describe(spec)}, fused activations {fused[:len(spec[1])]})"
+    name = f"keras_to_torch({describe(spec)}, {describe_styles(spec, styles)})"
     assert_models_agree(ported, model, spec[0], seed, name)
+
+
+# --- architectures every run sees ----------------------------------------------------------------
+
+@pytest.mark.parametrize("spec_id", list(FIXED_SPECS))
+def test_torch_to_keras_fixed_architectures(impl, spec_id):
+    spec = FIXED_SPECS[spec_id]
+    model = build_torch(spec, 5)
+    assert_models_agree(model, impl.torch_to_keras(model), spec[0], 5, f"torch_to_keras({describe(spec)})")
+
+
+@pytest.mark.parametrize("style", [0, 1, 2, 3], ids=["fused_relu_and_None", "ReLU_layer_and_linear",
+                                                    "Activation_relu_and_None", "fused_relu_and_linear"])
+@pytest.mark.parametrize("spec_id", list(FIXED_SPECS))
+def test_keras_to_torch_fixed_architectures(impl, spec_id, style):
+    spec = FIXED_SPECS[spec_id]
+    styles = [style] * 6
+    model = build_keras(spec, 6, styles)
+    assert_models_agree(impl.keras_to_torch(model), model, spec[0], 6,
+                        f"keras_to_torch({describe(spec)}, {describe_styles(spec, styles)})")
 
 
 # --- ported models are independent copies -------------------------------------------------------
 
-def test_ported_models_do_not_share_state(impl):
-    spec = ((4,), [("linear", 3, True, False)])
-    source = build_torch(spec, 0)
+CONV_SPEC = ((2, 4, 4), [("conv", 3, (2, 2), 1, "valid", True, True), ("flatten",), ("linear", 2, True, False)])
+
+
+def test_torch_to_keras_is_a_trainable_float32_copy(impl):
+    source = build_torch(CONV_SPEC, 0)
     ported = impl.torch_to_keras(source)
-    x = torch.randn(2, 4)
-    before = np.asarray(ported(x.numpy()))
+    x = torch.randn(2, *CONV_SPEC[0])
+    before = np.array(ported(channels_last(x)))
     with torch.no_grad():
         for p in source.parameters():
             p.add_(1.0)
-    assert_close(torch.from_numpy(np.asarray(ported(x.numpy()))), torch.from_numpy(before), rtol=0, atol=0,
+    after = ported(channels_last(x))
+    assert_close(torch.from_numpy(np.array(after)), torch.from_numpy(before), rtol=0, atol=0,
                  name="the Keras copy after the PyTorch source changed")
-    back = impl.keras_to_torch(ported)
-    assert all(p.requires_grad for p in back.parameters()), "keras_to_torch: parameters should be trainable"
+    count = sum(p.numel() for p in source.parameters())
+    trainable = sum(int(np.prod(w.shape)) for w in ported.trainable_weights)
+    assert trainable == count, (f"torch_to_keras: the Keras model has {trainable} trainable parameters, "
+                                f"the PyTorch model {count}: the copy's parameters must be trainable")
+    dtypes = {tf.as_dtype(w.dtype).name for w in ported.weights} | {tf.as_dtype(after.dtype).name}
+    assert dtypes == {"float32"}, f"torch_to_keras: weights and outputs must be float32, got {sorted(dtypes)}"
+
+
+def test_keras_to_torch_is_a_trainable_float32_copy(impl):
+    source = build_keras(CONV_SPEC, 0, [0] * 6)
+    ported = impl.keras_to_torch(source)
+    x = torch.randn(2, *CONV_SPEC[0])
+    before = ported(x).detach().clone()
+    for layer in source.layers:
+        if layer.weights:
+            layer.set_weights([w + 1.0 for w in layer.get_weights()])
+    assert_close(ported(x).detach(), before, rtol=0, atol=0, name="the PyTorch copy after the Keras source changed")
+    params = list(ported.parameters())
+    assert params and all(p.requires_grad for p in params), "keras_to_torch: parameters should be trainable"
+    count, expected = sum(p.numel() for p in params), sum(int(np.prod(w.shape)) for w in source.weights)
+    assert count == expected, (f"keras_to_torch: the PyTorch model has {count} parameters, the Keras model "
+                               f"{expected}")
+    dtypes = {p.dtype for p in params} | {ported(x).dtype}
+    assert dtypes == {torch.float32}, f"keras_to_torch: parameters and outputs must be float32, got {dtypes}"
 
 
 # --- errors -------------------------------------------------------------------------------------
 
-def test_unsupported_layers_are_rejected_naming_them(impl):
-    exc = assert_raises_naming((TypeError, ValueError), "model", impl.torch_to_keras,
-                               nn.Sequential(nn.Linear(3, 3), nn.Tanh()))
-    assert "Tanh" in str(exc), f"torch_to_keras: the error should name the unsupported layer (Tanh): {exc}"
-    bn = keras.Sequential([keras.Input((3,)), keras.layers.Dense(3), keras.layers.BatchNormalization()])
-    exc = assert_raises_naming((TypeError, ValueError), "model", impl.keras_to_torch, bn)
-    assert "BatchNormalization" in str(exc), (
-        f"keras_to_torch: the error should name the unsupported layer (BatchNormalization): {exc}")
-    tanh = keras.Sequential([keras.Input((3,)), keras.layers.Dense(3, activation="tanh")])
-    exc = assert_raises_naming((TypeError, ValueError), "model", impl.keras_to_torch, tanh)
-    assert "tanh" in str(exc), f"keras_to_torch: the error should name the unsupported activation (tanh): {exc}"
+def _rejects(error, fn, model, named: str, what: str) -> None:
+    exc = assert_raises_naming(error, "model", fn, model)
+    assert named.lower() in str(exc).lower(), (
+        f"{fn.__name__}({what}): the error should name the unsupported {named}: {exc!s:.200}")
+
+
+# (model, error type, what the message names); PyTorch models.
+TORCH_UNSUPPORTED = {
+    "Tanh": (lambda: nn.Sequential(nn.Linear(3, 3), nn.Tanh()), TypeError, "Tanh"),
+    "Conv1d": (lambda: nn.Sequential(nn.Conv1d(2, 2, 3)), TypeError, "Conv1d"),
+    "padding_1": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, padding=1)), ValueError, "Conv2d"),
+    "padding_2_0": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, padding=(2, 0))), ValueError, "Conv2d"),
+    "dilation_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, dilation=2)), ValueError, "Conv2d"),
+    "groups_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, groups=2)), ValueError, "Conv2d"),
+}
+# Keras layers after an input of shape (5, 5, 2).
+KERAS_UNSUPPORTED = {
+    "BatchNormalization": (lambda: keras.layers.BatchNormalization(), TypeError, "BatchNormalization"),
+    "Dense_tanh": (lambda: keras.layers.Dense(3, activation="tanh"), ValueError, "tanh"),
+    "Conv2D_sigmoid": (lambda: keras.layers.Conv2D(2, 3, activation="sigmoid"), ValueError, "sigmoid"),
+    "Activation_tanh": (lambda: keras.layers.Activation("tanh"), ValueError, "tanh"),
+    "dilation_2": (lambda: keras.layers.Conv2D(2, 3, dilation_rate=2), ValueError, "Conv2D"),
+    "groups_2": (lambda: keras.layers.Conv2D(2, 3, groups=2), ValueError, "Conv2D"),
+    "channels_first": (lambda: keras.layers.Conv2D(2, 1, data_format="channels_first"), ValueError, "Conv2D"),
+    "same_stride_2": (lambda: keras.layers.Conv2D(2, 3, strides=2, padding="same"), ValueError, "Conv2D"),
+}
+
+
+@pytest.mark.parametrize("case", list(TORCH_UNSUPPORTED))
+def test_torch_to_keras_rejects_unsupported_layers(impl, case):
+    build, error, named = TORCH_UNSUPPORTED[case]
+    _rejects(error, impl.torch_to_keras, build(), named, case)
+
+
+@pytest.mark.parametrize("case", list(KERAS_UNSUPPORTED))
+def test_keras_to_torch_rejects_unsupported_layers(impl, case):
+    build, error, named = KERAS_UNSUPPORTED[case]
+    model = keras.Sequential([keras.Input((5, 5, 2)), build()])
+    _rejects(error, impl.keras_to_torch, model, named, case)

@@ -23,7 +23,9 @@ Contract
   ``[0, N)``. Anything else that is not 1-D, or a number outside ``[0, N)`` (negative ones
   included), raises ``ValueError`` naming ``indices``.
 - ``rows``: shape ``(K, *F)``, given as a tensor of ``t``'s dtype, a NumPy array or nested Python
-  numbers; a wrong shape raises ``ValueError`` naming ``rows``.
+  numbers. A NumPy array or Python numbers are converted to ``t``'s dtype (a float64 array for a
+  float32 ``t`` included). A wrong shape raises ``ValueError`` naming ``rows``, also one that holds
+  the right number of values.
 - ``scatter_rows`` returns a ``tf.Tensor`` with ``t``'s shape and dtype and leaves ``t`` as it
   was. It is differentiable: the gradient reaches both ``t`` (except the replaced rows) and
   ``rows``, so stay inside TensorFlow ops (no detour through NumPy).

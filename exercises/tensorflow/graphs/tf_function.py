@@ -28,8 +28,9 @@ Contract
 - The loop is a graph loop: the traced graph holds a ``While`` (or ``StatelessWhile``) op; the
   length is not known at trace time.
 - Gradients flow from the result to ``x`` and to ``decay``.
-- ``decay`` outside ``[0, 1]`` makes the call raise ``tf.errors.InvalidArgumentError`` whose
-  message names ``decay`` (inside a graph the check must itself be an op).
+- ``decay`` outside ``[0, 1]`` (NaN and infinities included) makes the call raise
+  ``tf.errors.InvalidArgumentError`` whose message names ``decay`` (inside a graph the check must
+  itself be an op).
 - ``op_types(fn, *specs)`` returns a ``set[str]`` of the op types of the top-level graph (ops inside
   loop bodies not included); ``fn`` that is not a ``tf.function`` raises ``TypeError`` naming ``fn``.
 - ``run_in_session(x, decay)`` takes a 1-D array-like and a Python float, builds its own

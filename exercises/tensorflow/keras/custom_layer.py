@@ -36,8 +36,8 @@ Contract
 - A model built from both layers saves to a ``.keras`` file and loads back with
   ``keras.saving.load_model(path, custom_objects={"RBF": RBF, "ResidualDense": ResidualDense})``
   with the same configs and outputs.
-- ``units`` not a positive int, ``gamma`` not positive, or ``dropout`` outside ``[0, 1)``: ``ValueError``
-  naming the argument.
+- ``units`` not a positive int, ``gamma`` not a positive finite number, or ``dropout`` outside
+  ``[0, 1)`` (NaN included): ``ValueError`` naming the argument.
 
 Hints
 -----

@@ -35,7 +35,8 @@ Contract
   per Dense layer, and calling it twice on the same input gives the same output.
 - On well separated data, each model trains to more than 90% accuracy in a few epochs.
 - Sizes that are not positive ints raise ``ValueError`` naming the argument (``input_dim``,
-  ``hidden``, ``text_dim``, ``num_dim``, ...); ``num_classes`` must be at least 2. A ``hidden``
+  ``hidden``, ``text_dim``, ``num_dim``, ``text_units``, ``num_units``, ``num_classes``);
+  ``num_classes`` must be at least 2. A ``hidden``
   that is not a sequence raises ``TypeError``.
 
 Hints

@@ -103,25 +103,40 @@ def test_hessian_vector_product_of_a_linear_function_is_zero(impl):
     assert_close(out, [0.0, 0.0], rtol=0, atol=0, name=name)
 
 
-def test_hessian_vector_product_rejects_a_v_of_another_shape(impl):
-    x = tf.constant([1.0, 2.0], tf.float64)
+def test_hessian_vector_product_of_a_variable(impl):
+    var = tf.Variable([0.5, -1.0, 2.0], dtype=tf.float64)
+    v = tf.constant([1.0, 2.0, -0.5], tf.float64)
+    # f = sum(x)**2 + sum(x**3): H = 2 * ones + diag(6 x), so H v = 2 sum(v) + 6 x v.
+    name = "hessian_vector_product(sum(x)**2 + sum(x**3), x, v) for a Variable x"
+    out = _tensor(impl.hessian_vector_product(FUNCTIONS["sum(x)**2 + sum(x**3)"], var, v), var, name)
+    assert_close(out, 2 * np.sum(v) + 6 * var.numpy() * v.numpy(), rtol=1e-12, atol=1e-12, name=name)
+
+
+@pytest.mark.parametrize("v_shape", [(3,), (1, 4), (4,), (2, 2, 1)],
+                         ids=["fewer_values", "same_size_wrong_shape", "flat", "extra_dim"])
+def test_hessian_vector_product_rejects_a_v_of_another_shape(impl, v_shape):
+    # x is (2, 2): (1, 4), (4,) and (2, 2, 1) hold as many values but are another shape.
+    x = tf.constant([[1.0, 2.0], [0.5, -1.0]], tf.float64)
     assert_raises_naming(ValueError, "v", impl.hessian_vector_product, FUNCTIONS["logsumexp(x)"],
-                         x, tf.constant([1.0, 2.0, 3.0], tf.float64))
+                         x, tf.ones(v_shape, tf.float64))
 
 
 class _Recording(tf.keras.Model):
-    """Two Dense layers and one weight the output never uses; records each call's training flag."""
+    """Two Dense layers, one weight the output never uses and a non-trainable weight the output
+    uses; records each call's training flag."""
 
     def __init__(self):
         super().__init__(dtype="float64")
         self.hidden = tf.keras.layers.Dense(3, activation="tanh", dtype="float64")
         self.head = tf.keras.layers.Dense(2, dtype="float64")
         self.unused = self.add_weight(shape=(2,), initializer="ones", name="unused", dtype="float64")
+        self.frozen = self.add_weight(shape=(2,), initializer="ones", name="frozen", dtype="float64",
+                                      trainable=False)
         self.training_flags = []
 
     def call(self, x, training=None):
         self.training_flags.append(training)
-        return self.head(self.hidden(x))
+        return self.head(self.hidden(x)) * self.frozen
 
 
 def _model_and_input(seed: int = 0):

@@ -5,7 +5,7 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.tfchecks import (
@@ -58,11 +58,26 @@ def eager_functions():
 @pytest.mark.points(2)
 @settings(max_examples=10)
 @given(n=st.integers(0, 9), decay=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
+@example(n=0, decay=0.5, seed=0)  # the empty series
+@example(n=5, decay=0.0, seed=1)  # both ends of [0, 1] are allowed
+@example(n=5, decay=1.0, seed=2)
 def test_ema_scan_matches_the_recurrence(impl, n, decay, seed):
     x = series(seed, n)
     out = impl.ema_scan(tf.constant(x), decay)
     name = f"ema_scan(x of length {n}, decay={decay:.3g})"
     assert_shape(out, (n,), name=name)
+    assert_dtype(out, tf.float32, name=name)
+    assert_close(out, reference_ema(x, decay), rtol=1e-5, atol=1e-5, name=name)
+
+
+@pytest.mark.parametrize("x_kind", ["tensor", "numpy"])
+@pytest.mark.parametrize("decay_kind", ["tensor", "python"])
+def test_ema_scan_takes_tensors_arrays_and_python_floats(impl, x_kind, decay_kind):
+    x, decay = series(21, 5), 0.375
+    out = impl.ema_scan(tf.constant(x) if x_kind == "tensor" else x,
+                        tf.constant(decay, tf.float32) if decay_kind == "tensor" else decay)
+    name = f"ema_scan(x as a {x_kind}, decay as a {decay_kind})"
+    assert_shape(out, (5,), name=name)
     assert_dtype(out, tf.float32, name=name)
     assert_close(out, reference_ema(x, decay), rtol=1e-5, atol=1e-5, name=name)
 
@@ -87,8 +102,9 @@ def test_one_trace_for_many_lengths_and_python_float_decays(impl):
     for n in range(1, 8):
         impl.ema_scan(tf.constant(series(n, n)), 0.1 * n)
     impl.ema_scan(np.ones(3, np.float32), 0.5)
+    impl.ema_scan(tf.zeros([0]), tf.constant(0.25))
     traces = counter()
-    assert traces <= 1, (f"ema_scan traced {traces} times for 8 calls with different lengths and "
+    assert traces <= 1, (f"ema_scan traced {traces} times for 9 calls with different lengths and "
                          "Python-float decays: give it an input_signature with a None length and a "
                          "scalar decay, so one graph serves every call")
 
@@ -118,10 +134,16 @@ def test_gradients_flow_through_the_loop(impl):
     assert_close(gd, want_d, rtol=1e-4, atol=1e-4, name="gradient of ema_scan with respect to decay")
 
 
-def test_decay_out_of_range_is_an_error_op(impl):
-    for decay in (1.5, -0.1):
+ABOVE_ONE = float(np.nextafter(np.float32(1), np.float32(2)))  # the first float32 above 1
+BELOW_ZERO = -1e-7  # a float32 just below 0 (a subnormal would be flushed to zero)
+
+
+@pytest.mark.parametrize("decay", [1.5, -0.1, ABOVE_ONE, BELOW_ZERO, float("nan"), float("inf")],
+                         ids=["1.5", "-0.1", "just_above_1", "just_below_0", "nan", "inf"])
+def test_decay_out_of_range_is_an_error_op(impl, decay):
+    for given_as in (decay, tf.constant(decay, tf.float32)):
         assert_raises_naming(tf.errors.InvalidArgumentError, "decay", impl.ema_scan,
-                             tf.ones([3]), decay)
+                             tf.ones([3]), given_as)
 
 
 def test_op_types_of_a_straight_line_function(impl):
@@ -137,6 +159,23 @@ def test_op_types_of_a_straight_line_function(impl):
 def test_op_types_finds_the_while_loop(impl):
     got = impl.op_types(impl.ema_scan, *SPECS)
     assert got & WHILE_OPS, f"op_types(ema_scan, ...) returned {sorted(got)}: no While op in it"
+
+
+def test_op_types_leaves_out_ops_inside_loop_bodies(impl):
+    def sines(n):
+        # Sin and Cos run only inside the loop body; Tanh only after the loop.
+        _, total = tf.while_loop(lambda i, acc: i < n,
+                                 lambda i, acc: (i + 1, acc + tf.sin(tf.cos(tf.cast(i, tf.float32)))),
+                                 (tf.constant(0), tf.constant(0.0)))
+        return tf.tanh(total)
+    got = impl.op_types(tf.function(sines), tf.TensorSpec([], tf.int32))
+    assert isinstance(got, set), f"op_types should return a set of strings, got {type(got).__name__}"
+    assert got & WHILE_OPS and "Tanh" in got, (
+        f"op_types(fn with a while loop) returned {sorted(got)}: the While op and the Tanh after the "
+        "loop are in the top-level graph")
+    inside = got & {"Sin", "Cos"}
+    assert not inside, (f"op_types(fn with a while loop) returned {sorted(inside)}, which run only inside "
+                        "the loop body: the contract asks for the top-level graph's ops only")
 
 
 def test_op_types_rejects_a_plain_function(impl):
@@ -155,8 +194,40 @@ def test_run_in_session_uses_a_v1_session(impl, monkeypatch):
     monkeypatch.setattr(base, "run", counting_run)
     out = impl.run_in_session(series(5, 4), 0.25)
     assert calls, "run_in_session never called Session.run: build a tf.Graph and run it in a tf.compat.v1.Session"
+    assert calls[0].graph is not tf.compat.v1.get_default_graph(), (
+        "run_in_session ran the global default graph: build your own tf.Graph")
     assert isinstance(out, np.ndarray), f"run_in_session should return a NumPy array, got {type(out).__name__}"
+    assert out.dtype == np.float32, f"run_in_session should return a float32 array, got {out.dtype}"
     assert_close(out, reference_ema(series(5, 4), 0.25), rtol=1e-5, atol=1e-5, name="run_in_session(x, 0.25)")
+
+
+def test_run_in_session_placeholders_have_a_none_length(impl, monkeypatch):
+    base = next(c for c in tf.compat.v1.Session.__mro__ if "run" in vars(c))
+    original = base.run
+    graphs = []
+
+    def recording_run(self, *args, **kwargs):
+        graphs.append(self.graph)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(base, "run", recording_run)
+    impl.run_in_session(series(6, 3), 0.5)
+    assert graphs, "run_in_session never called Session.run: build a tf.Graph and run it in a tf.compat.v1.Session"
+    shapes_seen = [op.outputs[0].shape for g in graphs for op in g.get_operations()
+                   if op.type in ("Placeholder", "PlaceholderV2")]
+    vectors = [s for s in shapes_seen if s.rank != 0]
+    assert vectors, ("run_in_session's graph has no placeholder for x: feed the series through a "
+                     "tf.compat.v1.placeholder")
+    fixed = [s for s in vectors if s.rank != 1 or s[0] is not None]
+    assert not fixed, (f"run_in_session's graph has a placeholder of shape {fixed[0]}: give it a None "
+                       "length, so the same graph runs a series of any length")
+
+
+def test_run_in_session_takes_a_python_list(impl):
+    x = [0.5, -1.0, 2.0]
+    out = impl.run_in_session(x, 0.5)
+    assert isinstance(out, np.ndarray), f"run_in_session should return a NumPy array, got {type(out).__name__}"
+    assert_close(out, reference_ema(np.array(x), 0.5), rtol=1e-6, atol=1e-6, name="run_in_session([0.5, -1, 2], 0.5)")
 
 
 @settings(max_examples=4)
@@ -175,6 +246,7 @@ def test_running_mean_state_changes_on_every_call(impl):
     for batch in batches:
         seen.extend(batch)
         out = rm.update(tf.constant(batch, tf.float32))
+        assert_dtype(out, tf.float32, name=f"RunningMean.update after {len(seen)} values")
         assert_close(out, np.mean(seen), rtol=1e-6, atol=1e-6,
                      name=f"RunningMean.update after {len(seen)} values")
     assert len(rm.trainable_variables) == 0, "RunningMean's state should not be trainable"
@@ -185,8 +257,20 @@ def test_running_mean_before_any_value_is_zero(impl):
     assert_close(rm.update(tf.zeros([0])), 0.0, name="RunningMean.update([]) on a new instance")
 
 
+def test_running_mean_update_traces_once(impl):
+    rm = impl.RunningMean()
+    rm.update(tf.constant([1.0]))  # works at all before counting traces
+    counter = retrace_counter(rm.update, name="RunningMean.update")
+    for n in (2, 3, 0, 5):
+        rm.update(tf.ones([n]))
+    traces = counter()
+    assert traces == 0, (f"RunningMean.update traced {traces} more time(s) for vectors of new lengths: "
+                         "give it an input_signature with a None length")
+
+
 def test_running_mean_logs_every_call_with_tf_print(impl, tmp_path):
     log = tmp_path / "means.log"
+    log.write_text("earlier line 1.0\n")  # update appends: what is there stays
     rm = impl.RunningMean(log_path=str(log))
     expected = []
     seen: list[float] = []
@@ -195,7 +279,10 @@ def test_running_mean_logs_every_call_with_tf_print(impl, tmp_path):
         expected.append(np.mean(seen))
         rm.update(tf.constant(batch, tf.float32))
     lines = log.read_text().splitlines() if log.exists() else []
-    assert len(lines) == 3, (f"after 3 calls to update the log has {len(lines)} line(s), expected 3: "
+    assert lines[:1] == ["earlier line 1.0"], ("RunningMean's log lost what the file held before: every "
+                                               "call must append to it")
+    lines = lines[1:]
+    assert len(lines) == 3, (f"after 3 calls to update the log has {len(lines)} new line(s), expected 3: "
                              "Python's print runs only while tracing; tf.print runs on every call")
     numbers = [re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", line) for line in lines]
     assert all(numbers), f"every log line should end with the current mean, got {lines}"

@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.tfchecks import (
@@ -13,7 +13,6 @@ from grader.tfchecks import (
     assert_raises_naming,
     assert_shape,
     central_differences,
-    check_gradients,
     shapes,
 )
 
@@ -43,6 +42,8 @@ def rng_array(seed: int, *shape: int, dtype=np.float32) -> np.ndarray:
 @settings(max_examples=8)
 @given(batch=shapes(min_dims=0, max_dims=2, max_side=3), d=st.integers(1, 5), units=st.integers(1, 4),
        gamma=st.sampled_from([0.1, 0.5, 2.0]), seed=st.integers(0, 2**16))
+@example(batch=(), d=3, units=2, gamma=0.5, seed=0)  # no leading dimension
+@example(batch=(2, 3), d=2, units=4, gamma=2.0, seed=1)  # two leading dimensions
 def test_rbf_builds_weights_from_the_input_and_matches_the_formula(impl, batch, d, units, gamma, seed):
     name = f"RBF({units}, gamma={gamma}) on input {(*batch, d)}"
     layer = impl.RBF(units, gamma=gamma)
@@ -70,11 +71,39 @@ def test_rbf_is_one_at_its_centers(impl):
                  name="RBF evaluated at its own centers")
 
 
-def test_rbf_input_gradient_matches_finite_differences(impl):
+def test_rbf_in_float64_computes_in_float64(impl):
     layer = impl.RBF(3, gamma=0.5, dtype="float64")
-    x = rng_array(1, 2, 4, dtype=np.float64)
+    x = rng_array(7, 4, 2, dtype=np.float64) + 1e-9  # digits float32 would lose
+    out = layer(x)
+    name = "RBF(3, gamma=0.5, dtype='float64')"
+    assert_dtype(layer.centers, tf.float64, name=f"{name}: centers")
+    assert_dtype(out, tf.float64, name=name)
+    assert_close(out, rbf_reference(x, layer.centers.numpy(), 0.5), rtol=1e-12, atol=1e-14, name=name)
+
+
+def test_rbf_takes_an_int_gamma(impl):
+    layer = impl.RBF(2, gamma=2)  # a positive finite number need not be a float
+    x = rng_array(10, 3, 2)
+    out = layer(x)
+    assert_close(out, rbf_reference(x, layer.centers.numpy(), 2.0), rtol=1e-5, atol=1e-6, name="RBF(2, gamma=2)")
+
+
+def test_rbf_input_gradient_matches_the_formula(impl):
+    layer = impl.RBF(3, gamma=0.5, dtype="float64")
+    x = tf.constant(rng_array(1, 2, 4, dtype=np.float64))
     layer(x)
-    check_gradients(layer, x, name="RBF(3, gamma=0.5, dtype='float64') with respect to its input")
+    weight = rng_array(8, 2, 3, dtype=np.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        total = tf.reduce_sum(layer(x) * weight)
+    grad = tape.gradient(total, x)
+    assert grad is not None, "RBF: no gradient reaches the input"
+    # d/dx sum_j w_j exp(-g |x - c_j|^2) = sum_j w_j out_j (-2 g) (x - c_j)
+    centers = layer.centers.numpy()
+    out = rbf_reference(x.numpy(), centers, 0.5)
+    expected = np.einsum("nj,njd->nd", weight * out, -2 * 0.5 * (x.numpy()[:, None, :] - centers))
+    assert_close(grad, expected, rtol=1e-10, atol=1e-12,
+                 name="gradient of RBF(3, gamma=0.5, dtype='float64') with respect to its input")
 
 
 def test_rbf_center_gradient_matches_finite_differences(impl):
@@ -111,9 +140,14 @@ def test_rbf_config_round_trip(impl):
     assert_close(clone(x), out, rtol=1e-12, atol=1e-12, name="the RBF rebuilt from its config")
 
 
-def test_rbf_rejects_bad_arguments(impl):
-    assert_raises_naming(ValueError, "units", impl.RBF, 0)
-    assert_raises_naming(ValueError, "gamma", impl.RBF, 3, gamma=-1.0)
+@pytest.mark.parametrize("units", [0, -1, 2.5], ids=str)
+def test_rbf_rejects_bad_units(impl, units):
+    assert_raises_naming(ValueError, "units", impl.RBF, units)
+
+
+@pytest.mark.parametrize("gamma", [-1.0, 0.0, float("nan"), float("inf")], ids=str)
+def test_rbf_rejects_bad_gamma(impl, gamma):
+    assert_raises_naming(ValueError, "gamma", impl.RBF, 3, gamma=gamma)
 
 
 # --- ResidualDense ------------------------------------------------------------------------------
@@ -155,10 +189,34 @@ def test_residual_dense_dropout_only_when_training(impl):
                                         f"{dropped.mean():.0%} of the units, expected about 50%")
 
 
-def test_residual_dense_rejects_bad_arguments(impl):
-    assert_raises_naming(ValueError, "units", impl.ResidualDense, 0)
-    assert_raises_naming(ValueError, "dropout", impl.ResidualDense, 4, dropout=1.0)
+@pytest.mark.parametrize("units", [0, 2.5], ids=str)
+def test_residual_dense_rejects_bad_units(impl, units):
+    assert_raises_naming(ValueError, "units", impl.ResidualDense, units)
+
+
+@pytest.mark.parametrize("dropout", [1.0, -0.1, float("nan")], ids=str)
+def test_residual_dense_rejects_bad_dropout(impl, dropout):
+    assert_raises_naming(ValueError, "dropout", impl.ResidualDense, 4, dropout=dropout)
+
+
+def test_residual_dense_rejects_an_input_of_another_width(impl):
     assert_raises_naming(ValueError, "units", impl.ResidualDense(4), np.ones((2, 3), np.float32))
+
+
+def test_residual_dense_dropout_zero_is_allowed(impl):
+    layer = impl.ResidualDense(3, dropout=0.0)  # the included end of [0, 1)
+    x = rng_array(9, 5, 3)
+    out = layer(x, training=True)
+    kernel, bias = kernel_and_bias(layer, "ResidualDense(3, dropout=0.0)")
+    assert_close(out, x + np.maximum(x @ kernel + bias, 0), rtol=1e-5, atol=1e-5,
+                 name="ResidualDense(3, dropout=0.0) with training=True (nothing dropped)")
+
+
+def test_residual_dense_get_config_holds_units_and_dropout(impl):
+    config = impl.ResidualDense(3, dropout=0.25).get_config()
+    assert isinstance(config, dict), f"ResidualDense.get_config() should return a dict, got {type(config).__name__}"
+    assert config.get("units") == 3 and config.get("dropout") == 0.25, (
+        f"ResidualDense(3, dropout=0.25).get_config() is {config}; it must hold units=3 and dropout=0.25")
 
 
 # --- serialization ------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from itertools import pairwise
 import keras
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.tfchecks import assert_close, assert_raises_naming, assert_shape
@@ -53,11 +53,79 @@ def check_compiled_loss_and_metric(model, inputs, y, name: str) -> None:
                  name=f"{name}: compiled accuracy metric")
 
 
+def _dense_weights(model, name: str) -> dict[tuple[int, ...], np.ndarray]:
+    """The model's trainable weights by shape; the tests choose sizes that make shapes unique."""
+    weights = {}
+    for w in model.trainable_weights:
+        shape = tuple(w.shape)
+        assert shape not in weights, f"{name}: two trainable weights of shape {shape}"
+        weights[shape] = np.asarray(w, np.float64)
+    return weights
+
+
+def mlp_forward(weights, x: np.ndarray, sizes: list[int], name: str) -> np.ndarray:
+    """Independent reference: relu(x W + b) through the hidden sizes, then x W + b (logits)."""
+    h = np.asarray(x, np.float64)
+    for k, (a, b) in enumerate(pairwise(sizes)):
+        assert (a, b) in weights and (b,) in weights, (
+            f"{name}: no Dense kernel {(a, b)} with bias {(b,)} among the trainable weights "
+            f"{sorted(weights)}")
+        h = h @ weights[(a, b)] + weights[(b,)]
+        if k < len(sizes) - 2:
+            h = np.maximum(h, 0)
+    return h
+
+
+def assert_logits(model, inputs, expected_options: list[np.ndarray], name: str) -> None:
+    out = np.asarray(model(inputs), np.float64)
+    errors = [np.abs(out - e).max() for e in expected_options]
+    assert min(errors) <= 1e-4, (
+        f"{name}: the outputs differ from relu Dense layers ending in a plain Dense (largest error "
+        f"{min(errors):.3g}); the model must output logits, no softmax or other final activation")
+
+
+def _input(seed: int, *shape: int) -> np.ndarray:
+    return (np.random.default_rng(seed).normal(size=shape) * 2).astype(np.float32)
+
+
+# Sizes all different, so every Dense layer's kernel and bias have shapes of their own.
+@pytest.mark.parametrize("hidden", [[], [7], [9, 5]], ids=["no_hidden", "one_hidden", "two_hidden"])
+def test_sequential_outputs_logits_of_its_dense_layers(impl, hidden):
+    name = f"build_sequential(4, {hidden}, 3)"
+    model = impl.build_sequential(4, hidden, 3)
+    x = _input(1, 6, 4)
+    assert_logits(model, x, [mlp_forward(_dense_weights(model, name), x, [4, *hidden, 3], name)], name)
+
+
+@pytest.mark.parametrize("hidden", [[], [7], [9, 5]], ids=["no_hidden", "one_hidden", "two_hidden"])
+def test_subclassed_outputs_logits_of_its_dense_layers(impl, hidden):
+    name = f"MLPClassifier({hidden}, 3)"
+    model = impl.MLPClassifier(hidden, 3)
+    x = _input(2, 6, 4)
+    model(x)
+    assert_logits(model, x, [mlp_forward(_dense_weights(model, name), x, [4, *hidden, 3], name)], name)
+
+
+def test_two_input_outputs_logits_of_its_dense_layers(impl):
+    name = "build_two_input(5, 2, 3, text_units=6, num_units=4)"
+    model = impl.build_two_input(5, 2, 3, text_units=6, num_units=4)
+    inputs = {"text": _input(3, 7, 5), "numeric": _input(4, 7, 2)}
+    weights = _dense_weights(model, name)
+    text = mlp_forward(weights, inputs["text"], [5, 6], name)
+    numeric = mlp_forward(weights, inputs["numeric"], [2, 4], name)
+    text, numeric = np.maximum(text, 0), np.maximum(numeric, 0)
+    # The docstring does not fix the order of the concatenation: either one is right.
+    options = [mlp_forward(weights, np.concatenate(pair, axis=1), [10, 3], name)
+               for pair in ((text, numeric), (numeric, text))]
+    assert_logits(model, inputs, options, name)
+
+
 # --- Sequential ---------------------------------------------------------------------------------
 
 @settings(max_examples=6)
 @given(input_dim=st.integers(1, 9), hidden=st.lists(st.integers(1, 7), max_size=3),
        num_classes=st.integers(2, 6), batch=st.integers(1, 4))
+@example(input_dim=3, hidden=[], num_classes=2, batch=1)  # no hidden layer; the fewest classes
 def test_sequential_parameter_count_and_shapes(impl, input_dim, hidden, num_classes, batch):
     name = f"build_sequential({input_dim}, {hidden}, {num_classes})"
     model = impl.build_sequential(input_dim, hidden, num_classes)
@@ -96,8 +164,41 @@ def test_sequential_trains_above_90_percent(impl):
 
 def test_sequential_rejects_bad_sizes(impl):
     assert_raises_naming(ValueError, "input_dim", impl.build_sequential, 0, [4], 3)
+    assert_raises_naming(ValueError, "input_dim", impl.build_sequential, 2.5, [4], 3)
     assert_raises_naming(ValueError, "hidden", impl.build_sequential, 4, [4, 0], 3)
+    assert_raises_naming(ValueError, "hidden", impl.build_sequential, 4, [4, 2.5], 3)
     assert_raises_naming(ValueError, "num_classes", impl.build_sequential, 4, [4], 1)
+    assert_raises_naming(ValueError, "num_classes", impl.build_sequential, 4, [4], 3.0)
+
+
+@pytest.mark.parametrize("kind", ["tuple", "range"])
+def test_hidden_may_be_any_sequence(impl, kind):
+    hidden = (6, 5) if kind == "tuple" else range(5, 7)
+    sizes = [4, *hidden, 3]
+    model = impl.build_sequential(4, hidden, 3)
+    assert count_params(model, f"build_sequential(4, {hidden!r}, 3)") == dense_params(sizes), (
+        f"build_sequential(4, {hidden!r}, 3): {model.count_params()} parameters, expected {dense_params(sizes)}")
+    subclassed = impl.MLPClassifier(hidden, 3)
+    subclassed(np.zeros((2, 4), np.float32))
+    assert subclassed.count_params() == dense_params(sizes), (
+        f"MLPClassifier({hidden!r}, 3): {subclassed.count_params()} parameters, expected {dense_params(sizes)}")
+
+
+@pytest.mark.parametrize("hidden", [5, None], ids=["int", "None"])
+def test_hidden_that_is_not_a_sequence_raises_type_error(impl, hidden):
+    for what, build in (("build_sequential", lambda: impl.build_sequential(4, hidden, 3)),
+                        ("MLPClassifier", lambda: impl.MLPClassifier(hidden, 3))):
+        try:
+            build()
+        except TypeError:
+            continue
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - reported to the learner
+            raise AssertionError(f"{what}(hidden={hidden!r}) should raise TypeError (hidden is not a "
+                                 f"sequence), but raised {type(exc).__name__}: {exc!s:.150}") from None
+        raise AssertionError(f"{what}(hidden={hidden!r}) should raise TypeError (hidden is not a "
+                             "sequence), but returned normally")
 
 
 # --- functional, two inputs ---------------------------------------------------------------------
@@ -147,10 +248,21 @@ def test_two_input_trains_above_90_percent_using_both_inputs(impl):
                             "epochs on data whose class needs both inputs (expected > 0.9)")
 
 
+def test_two_input_uses_adam_with_the_learning_rate(impl):
+    model = impl.build_two_input(3, 2, 2, learning_rate=0.003)
+    assert isinstance(model.optimizer, keras.optimizers.Adam), (
+        f"build_two_input: compile with keras.optimizers.Adam, got {type(model.optimizer).__name__}")
+    assert_close(float(model.optimizer.learning_rate), 0.003, rtol=1e-6, atol=0,
+                 name="build_two_input(..., learning_rate=0.003): optimizer learning rate")
+
+
 def test_two_input_rejects_bad_sizes(impl):
     assert_raises_naming(ValueError, "text_dim", impl.build_two_input, 0, 3, 4)
+    assert_raises_naming(ValueError, "text_dim", impl.build_two_input, 2.5, 3, 4)
     assert_raises_naming(ValueError, "num_dim", impl.build_two_input, 5, -1, 4)
     assert_raises_naming(ValueError, "num_classes", impl.build_two_input, 5, 3, 1)
+    assert_raises_naming(ValueError, "text_units", impl.build_two_input, 5, 3, 4, text_units=0)
+    assert_raises_naming(ValueError, "num_units", impl.build_two_input, 5, 3, 4, num_units=1.5)
 
 
 # --- subclassed ---------------------------------------------------------------------------------
@@ -191,4 +303,6 @@ def test_subclassed_trains_above_90_percent(impl):
 
 def test_subclassed_rejects_bad_sizes(impl):
     assert_raises_naming(ValueError, "hidden", impl.MLPClassifier, [3, -2], 4)
+    assert_raises_naming(ValueError, "hidden", impl.MLPClassifier, [3.5], 4)
     assert_raises_naming(ValueError, "num_classes", impl.MLPClassifier, [3], 0)
+    assert_raises_naming(ValueError, "num_classes", impl.MLPClassifier, [3], 1)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.tfchecks import (
@@ -101,6 +101,8 @@ def reference_sgd(w, b, x, y, batch, epochs):
 @settings(max_examples=4)
 @given(n=st.integers(3, 12), batch=st.integers(2, 5), in_dim=st.integers(1, 3),
        out_dim=st.integers(1, 2), epochs=st.integers(1, 3))
+@example(n=10, batch=4, in_dim=2, out_dim=1, epochs=2)  # a short last batch
+@example(n=6, batch=3, in_dim=1, out_dim=2, epochs=1)  # batches of one size, a single epoch
 def test_updates_and_history_match_reference_sgd(impl, n, batch, in_dim, out_dim, epochs):
     model = linear_model(in_dim, out_dim)
     x, y, ds = dataset(n, in_dim, out_dim, batch)
@@ -108,8 +110,9 @@ def test_updates_and_history_match_reference_sgd(impl, n, batch, in_dim, out_dim
     losses = run(impl, model, ds, epochs=epochs)
     w, b, history = reference_sgd(w0, b0, x, y, batch, epochs)
     what = f"{epochs} epoch(s) of SGD over {n} samples in batches of {batch}"
-    assert_close(model.trainable_variables[0], w, rtol=1e-9, atol=1e-12, name=f"kernel after {what}")
-    assert_close(model.trainable_variables[1], b, rtol=1e-9, atol=1e-12, name=f"bias after {what}")
+    # float32-level tolerances: the docstring does not forbid reducing the losses in float32.
+    assert_close(model.trainable_variables[0], w, rtol=1e-5, atol=1e-6, name=f"kernel after {what}")
+    assert_close(model.trainable_variables[1], b, rtol=1e-5, atol=1e-6, name=f"bias after {what}")
     assert_close(np.array(losses), history, rtol=1e-5, atol=1e-7,
                  name=f"history['loss'] after {what} (mean of per-example losses, per epoch)")
 
@@ -136,6 +139,9 @@ def test_step_traces_at_most_twice_with_a_short_last_batch(impl):
     model = linear_model(3, 1, seed=2)
     _, _, ds = dataset(14, 3, 1, batch=4, seed=2)  # 4 batches per epoch, the last one of 2
     run(impl, model, ds, epochs=3, loss_fn=loss_fn)
+    assert len(loss_fn.recorded()) == 12, (
+        f"train ran the loss of {len(loss_fn.recorded())} batches for 3 epochs of 4 batches; the step "
+        "must run once per batch")
     assert loss_fn.python_runs <= 2, (
         f"over 3 epochs of 4 batches the Python code of the train step ran {loss_fn.python_runs} "
         "times: the step was traced that often (or runs eagerly). A tf.function defined once, "
@@ -176,13 +182,30 @@ def test_converges_on_synthetic_regression(impl):
         f"{losses[-1]:.4g} (are the gradients applied to the model's variables every batch?)")
 
 
+class DtypeRecordingLoss:
+    """Per-example MSE in float32 that records the dtype of the predictions it receives."""
+
+    def __init__(self):
+        self.pred_dtypes = []
+
+    def __call__(self, y_true, y_pred):
+        self.pred_dtypes.append(tf.as_dtype(y_pred.dtype))
+        return mse(tf.cast(y_true, tf.float32), tf.cast(y_pred, tf.float32))
+
+
 def test_trains_under_mixed_bfloat16(impl):
+    loss_fn = DtypeRecordingLoss()
     with mixed_precision("mixed_bfloat16"):
         tf.keras.utils.set_random_seed(5)
         model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
-        losses = run(impl, model, _regression_data(96), epochs=4,
+        losses = run(impl, model, _regression_data(96), epochs=4, loss_fn=loss_fn,
                      optimizer=tf.keras.optimizers.Adam(0.1))
     assert_dtype(model.layers[0].kernel, tf.float32, name="the kernel after mixed_bfloat16 training")
+    assert loss_fn.pred_dtypes, "train never called loss_fn"
+    assert all(d == tf.bfloat16 for d in loss_fn.pred_dtypes), (
+        f"under mixed_bfloat16 loss_fn received predictions of dtype "
+        f"{sorted({d.name for d in loss_fn.pred_dtypes})}; the contract says it receives the model's "
+        "bfloat16 predictions as they are")
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0] / 2, (
         f"train under mixed_bfloat16: loss went {losses[0]:.4g} -> {losses[-1]:.4g}; expected it "
         "to at least halve in 4 epochs of Adam(0.1)")
