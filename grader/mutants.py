@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from grader import catalog
+from grader._options import JOBS, POSITIVE_SECONDS
 
 # cosmic-ray's operators that make sense for tensor code (bit shifts and friends do not).
 COSMIC_RAY_OPERATORS = tuple(f"core/{name}" for name in (
@@ -288,15 +289,6 @@ def _print_table(results: list[ExerciseMutation]) -> None:
             print(f"\nsurvived: {r.exercise} {mutant_id}\n{r.diffs[mutant_id]}", end="")
 
 
-def _positive(kind):
-    def parse(text: str):
-        value = kind(text)
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-        return value
-    return parse
-
-
 def _cmd_mutants(args: argparse.Namespace) -> int:
     ids = args.ids or list(catalog.load_catalog())
     for ex_id in ids:
@@ -325,14 +317,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "how many the tests kill. Exit status 1 when a mutant survives that is not "
                     "recorded as equivalent in the exercise's .mutants.toml.")
     parser.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
-    parser.add_argument("--sample", type=_positive(int), metavar="N",
+    parser.add_argument("--sample", type=JOBS, metavar="N",
                         help="grade at most N mutants per exercise, drawn with --seed")
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default: 0)")
-    parser.add_argument("--budget", type=_positive(float), metavar="SECONDS",
+    parser.add_argument("--budget", type=POSITIVE_SECONDS, metavar="SECONDS",
                         help="stop starting new mutants of an exercise after this long")
-    parser.add_argument("--jobs", "-j", type=_positive(int), default=2, metavar="N",
+    parser.add_argument("--jobs", "-j", type=JOBS, default=2, metavar="N",
                         help="mutants graded at once (default: 2)")
-    parser.add_argument("--timeout", type=_positive(float), default=120.0, metavar="S",
+    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=120.0, metavar="S",
                         help="wall-clock limit per mutant in seconds (default: 120)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--verbose", "-v", action="store_true", help="print each mutant's verdict")

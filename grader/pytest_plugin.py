@@ -84,7 +84,11 @@ def pytest_configure(config: pytest.Config) -> None:
     root = config.getoption("impl_root")
     config.stash[_IMPL_ROOT] = Path(root).resolve() if root else catalog.KIT_ROOT / "exercises"
     config.stash[_PROGRESS] = {}
-    config.stash[_TEST_TIMEOUT] = config.getoption("test_timeout")
+    test_timeout = config.getoption("test_timeout")
+    if not test_timeout >= 0 or test_timeout == float("inf"):
+        raise pytest.UsageError(f"--test-timeout must be a number of seconds >= 0 (0 for no limit), "
+                                f"got {test_timeout}")
+    config.stash[_TEST_TIMEOUT] = test_timeout
     fd = config.getoption("report_fd")
     config.stash[_REPORT] = _reporter(fd, config.getoption("report_key_fd")) if fd is not None else None
     _emit(config, {"event": "sandbox", **_sandbox_facts()})

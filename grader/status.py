@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import catalog
+from grader._options import POSITIVE_SECONDS
 
 DONE, FAILING, NOT_STARTED, MISSING, ERROR = "done", "failing", "not started", "missing", "error"
 
@@ -234,8 +235,8 @@ def register(sub) -> None:
     status.add_argument("--topic", action="append", metavar="TOPIC",
                         help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
     status.add_argument("--json", action="store_true", help="print the progress as JSON")
-    status.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    status.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
                         help="wall-clock limit of the whole run in seconds (default: 600)")
-    status.add_argument("--test-timeout", type=float, default=60.0, metavar="S",
+    status.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
                         help="limit per test in seconds (default: 60)")
     status.set_defaults(func=_cmd_status)

@@ -103,3 +103,9 @@ def test_a_syntax_error_is_shown_once_with_the_learners_line(tmp_path):
     assert "pytorch/tensors/broadcasting.py, line 1" in result.stdout
     assert "def pairwise_sq_dists(a, b:" in result.stdout
     assert "During handling" not in result.stdout and "Traceback" not in result.stdout
+
+
+def test_a_negative_test_timeout_is_refused():
+    result = _pytest(str(EX.public_tests), "--test-timeout", "-1")
+    assert result.returncode == 4
+    assert "--test-timeout must be a number of seconds >= 0" in result.stderr + result.stdout
