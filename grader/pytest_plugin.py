@@ -288,7 +288,10 @@ def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path, public_test
         if here:
             lines.append(f"in {_shown_path(public_test, public_test.parent)}, line {here[-1].lineno}: "
                          f"{here[-1].line}")
-    frames = [f for f in tb if _inside(Path(f.filename), impl_root)]
+    # Test files are never the learner's code, even when the root holds them (``--impl-root
+    # solutions`` in the kit itself): a hidden test's path and line stay out of the message.
+    frames = [f for f in tb if _inside(Path(f.filename), impl_root)
+              and catalog.exercise_for_test_file(Path(f.filename)) is None]
     if frames:
         lines.append("raised in your code:")
         for frame in frames[-4:]:
