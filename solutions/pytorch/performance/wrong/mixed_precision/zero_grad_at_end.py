@@ -1,0 +1,45 @@
+"""Wrong: clears the gradients after the step instead of before: leftover gradients leak into the
+update and .grad is empty after the call (breaks the zero-grad and .grad clauses)."""
+
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+
+def _check(device_type: str, dtype: torch.dtype, max_norm: float | None) -> None:
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"device_type must be 'cpu' or 'cuda', got {device_type!r}")
+    if dtype not in (torch.float16, torch.bfloat16):
+        raise ValueError(f"dtype must be torch.float16 or torch.bfloat16, got {dtype!r}")
+    if max_norm is not None and (isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real)
+                                 or not math.isfinite(max_norm) or max_norm <= 0):
+        raise ValueError(f"max_norm must be a positive finite number or None, got {max_norm!r}")
+
+
+def amp_train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                   scaler: torch.amp.GradScaler, loss_fn: Callable[[Tensor, Tensor], Tensor],
+                   batch: Sequence[Any], *, device_type: str, dtype: torch.dtype,
+                   max_norm: float | None = None) -> float:
+    """One mixed-precision optimisation step of ``model`` on ``batch``; returns the loss."""
+    _check(device_type, dtype, max_norm)
+    inputs, targets = batch
+    model.train()
+    with torch.autocast(device_type, dtype=dtype):
+        loss = loss_fn(model(inputs), targets)
+    loss = loss.float()
+    scaler.scale(loss).backward()
+    if max_norm is not None:
+        scaler.unscale_(optimizer)
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+    return loss.item()
