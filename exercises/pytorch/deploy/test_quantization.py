@@ -19,9 +19,11 @@ def test_round_trip_is_close(impl):
     x = torch.randn(10, 6)
     q, scale, zero_point = impl.quantize(x, 8, symmetric=False)
     back = impl.dequantize(q, scale, zero_point)
-    assert float((back - x).abs().max()) <= float(scale) / 2 + 1e-6
+    err = float((back - x).abs().max())
+    assert err <= float(scale) / 2 + 1e-6, f"round trip error {err} is more than scale / 2 = {float(scale) / 2}"
 
 
 def test_all_zero_input_has_a_finite_scale(impl):
     q, scale, zero_point = impl.quantize(torch.zeros(4))
-    assert float(scale) == 1.0 and q.tolist() == [0, 0, 0, 0]
+    assert float(scale) == 1.0, f"all-zero x: scale is {float(scale)}, expected 1.0"
+    assert q.tolist() == [0, 0, 0, 0], f"all-zero x: q is {q.tolist()}, expected zeros"
