@@ -28,10 +28,11 @@ def sinusoidal_positions(seq_len: int, dim: int, *, base: float = 10000.0,
 
 
 def _axis(n: int, device: str | torch.device | None) -> Tensor:
+    # dtype= always: left out, both would follow torch.get_default_dtype(), not the fixed float32.
     # linspace(-1, 1, 1) is [-1]; the centre of a one-pixel side is 0 (as affine_grid has it).
     if n == 1:
-        return torch.zeros(1, device=device)
-    return torch.linspace(-1.0, 1.0, n, device=device)
+        return torch.zeros(1, dtype=torch.float32, device=device)
+    return torch.linspace(-1.0, 1.0, n, dtype=torch.float32, device=device)
 
 
 def coordinate_grid(h: int, w: int, *, device: str | torch.device | None = None) -> Tensor:
