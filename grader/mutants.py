@@ -209,8 +209,8 @@ def generate(ex: catalog.Exercise) -> list[Mutant]:
     return list(seen.values())
 
 
-def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> tuple[str, float]:
-    """Grade one mutant as a submission: ``(verdict, seconds)``, verdict killed/timed_out/survived."""
+def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> str:
+    """Grade one mutant as a submission: killed, timed_out or survived."""
     from grader.sandbox import Limits
     from grader.scoring import score_submission
 
@@ -221,8 +221,8 @@ def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> tuple[str, float]:
     target.write_text(mutant.source, encoding="utf-8")
     report = score_submission(root, [ex.id], limits=Limits(wall_s=wall_s), fork=True)
     if any("wall-clock limit" in p for p in report.problems):
-        return "timed_out", report.duration_s
-    return ("survived" if report.max_score and report.score == report.max_score else "killed"), report.duration_s
+        return "timed_out"
+    return "survived" if report.max_score and report.score == report.max_score else "killed"
 
 
 def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, budget_s: float | None = None,
@@ -257,7 +257,7 @@ def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, se
     def grade(mutant: Mutant) -> tuple[Mutant, str | None]:
         if budget_s is not None and time.monotonic() - started > budget_s:
             return mutant, None
-        verdict, _ = _grade(mutant, workdir, wall_s)
+        verdict = _grade(mutant, workdir, wall_s)
         if on_mutant:
             on_mutant(ex.id, mutant, verdict)
         return mutant, verdict

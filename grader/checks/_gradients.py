@@ -95,17 +95,6 @@ def check_gradients(fn: Callable[..., Any], *inputs: Any, name: str = "function"
     that the output is not connected to the inputs.
     """
     leaves = as_float64_leaves(inputs)
-    if reference is not None:
-        expected = _weighted_grads(reference, leaves)
-        try:
-            got = _weighted_grads(fn, leaves)
-        except RuntimeError as exc:
-            raise AssertionError(f"{name}: backward raised RuntimeError: {exc!s:.300}") from None
-        for i, (g, e) in enumerate(zip(got, expected)):
-            if g.shape != e.shape or not torch.allclose(g, e, rtol=rtol, atol=atol):
-                err = (g - e).abs().max().item() if g.shape == e.shape else float("nan")
-                raise AssertionError(f"{name}: gradient with respect to input {i} differs from the "
-                                     f"correct gradient (largest difference {err:.3g})")
     outs = _outputs(fn, leaves)
     if not outs:
         raise AssertionError(f"{name}: returned no floating-point tensor to differentiate")
@@ -125,3 +114,14 @@ def check_gradients(fn: Callable[..., Any], *inputs: Any, name: str = "function"
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise AssertionError(f"{name}: second derivatives (double backward) do not match finite "
                                  f"differences: {first:.300}") from None
+    if reference is not None:
+        expected = _weighted_grads(reference, leaves)
+        try:
+            got = _weighted_grads(fn, leaves)
+        except RuntimeError as exc:
+            raise AssertionError(f"{name}: backward raised RuntimeError: {exc!s:.300}") from None
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if g.shape != e.shape or not torch.allclose(g, e, rtol=rtol, atol=atol):
+                err = (g - e).abs().max().item() if g.shape == e.shape else float("nan")
+                raise AssertionError(f"{name}: gradient with respect to input {i} differs from the "
+                                     f"correct gradient (largest difference {err:.3g})")
