@@ -107,11 +107,9 @@ def _peer_is_us(sock: socket.socket) -> bool:
 def serve(fd: int, policy: dict, modules: list[str]) -> None:
     """Preload ``modules``, then fork a jailed child per request on the socket ``fd`` until stdin
     or that socket closes."""
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:  # preloading only saves time: the child imports what it needs
-            print(f"fork server: not preloading {name}: {exc}", file=sys.stderr)
+    from grader._preload import warm
+
+    warm(modules)  # imports, and the caches its children's tests would otherwise each fill
     if "pytest" in sys.modules:  # pytest's own plugins, which every child's session loads
         from _pytest.config import default_plugins
 

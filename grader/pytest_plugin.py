@@ -25,6 +25,7 @@ import pytest
 
 from grader import _canary, catalog
 from grader._loader import ImplementationError, MissingImplementation, load_implementation
+from grader._preload import warm
 from grader._timelimit import TestTimeout, time_limit
 
 HYPOTHESIS_GRADING = "drills-grading"
@@ -92,11 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     fd = config.getoption("report_fd")
     config.stash[_REPORT] = _reporter(fd, config.getoption("report_key_fd")) if fd is not None else None
     _emit(config, {"event": "sandbox", **_sandbox_facts()})
-    for name in config.getoption("warm_import"):
-        try:
-            __import__(name)
-        except ImportError:
-            pass  # only saves time: a test that needs it fails on its own
+    warm(config.getoption("warm_import"))
 
 
 def _configure_hypothesis(*, grading: bool) -> None:

@@ -1,0 +1,36 @@
+"""What a grading process loads before its first test, so that no test pays for it inside its time
+limit: a fork server once for all its children, a fresh child in its pytest configuration.
+
+This module must not import the catalog (nor anything that reads it): a fork server imports it,
+and its children each read their own kit's catalog.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import tempfile
+import warnings
+
+
+def warm(modules: list[str] | tuple[str, ...]) -> None:
+    """Import ``modules`` and fill the caches their tests would otherwise fill inside their own
+    time: hypothesis's table of the characters text strategies draw from, which it would build
+    (seconds) in every grading child, whose storage directory is new each time."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:  # preloading only saves time: a test that needs it fails on its own
+            print(f"grader: not preloading {name}: {exc}", file=sys.stderr)
+    if "hypothesis" in modules:
+        from hypothesis import strategies
+        from hypothesis.configuration import set_hypothesis_home_dir
+        from hypothesis.errors import HypothesisSideeffectWarning
+
+        with tempfile.TemporaryDirectory(prefix="drills-hypothesis-") as home, warnings.catch_warnings():
+            warnings.simplefilter("ignore", HypothesisSideeffectWarning)  # it is on purpose
+            set_hypothesis_home_dir(home)  # the table's on-disk copy goes nowhere that lasts
+            try:
+                strategies.text().validate()
+            finally:
+                set_hypothesis_home_dir(None)  # the process's own setting applies again
