@@ -20,3 +20,5 @@ def test_a_dataloader_batches_with_pad_collate(impl):
     samples = [(torch.randn(n, 4), n % 2) for n in (5, 2, 7, 1)]
     out = next(iter(DataLoader(samples, batch_size=4, collate_fn=impl.pad_collate)))
     assert out["x"].shape == (4, 7, 4), f"x should have shape (4, 7, 4), got {tuple(out['x'].shape)}"
+    assert torch.equal(out["x"][1, :2], samples[1][0]), "x[1, :2] should be the second sample's sequence"
+    assert out["lengths"].tolist() == [5, 2, 7, 1], f"lengths should be [5, 2, 7, 1], got {out['lengths'].tolist()}"

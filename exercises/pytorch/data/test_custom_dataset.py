@@ -17,7 +17,10 @@ def test_windows_of_a_small_series(impl):
 
 
 def test_batches_from_a_dataloader(impl):
-    dataset = impl.WindowDataset(torch.randn(12, 4), window=5, horizon=1)
+    series = torch.randn(12, 4)
+    dataset = impl.WindowDataset(series, window=5, horizon=1)
     x, y = next(iter(DataLoader(dataset, batch_size=3)))
     assert x.shape == (3, 5, 4) and y.shape == (3, 1, 4), (
         f"a batch of 3 should be x (3, 5, 4) and y (3, 1, 4), got {tuple(x.shape)} and {tuple(y.shape)}")
+    assert torch.equal(x[2], series[2:7]) and torch.equal(y[2], series[7:8]), (
+        "the third sample of the first batch should be x = series[2:7], y = series[7:8]")

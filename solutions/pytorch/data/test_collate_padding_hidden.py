@@ -170,6 +170,7 @@ def test_inputs_are_not_modified_and_x_is_a_copy(impl, lengths):
     out = collate(impl, batch, pad_value=5.0)
     for i, (sequence, _) in enumerate(batch):
         assert torch.equal(sequence, before[i]), f"pad_collate modified batch[{i}]'s sequence"
+    check_padded(out["x"], batch, 5.0, f"a batch of lengths {lengths}")
     out["x"].add_(100.0)
     for i, (sequence, _) in enumerate(batch):
         assert torch.equal(sequence, before[i]), (

@@ -53,11 +53,12 @@ sizes = st.integers(1, 6)
 
 @pytest.mark.points(0.5)
 def test_is_a_dataset_subclass(impl):
-    assert isinstance(impl.WindowDataset, type) and issubclass(impl.WindowDataset, Dataset), (
-        "WindowDataset should subclass torch.utils.data.Dataset")
+    dataset = impl.WindowDataset(numbered_series(6, 2), 2, 1)
+    assert isinstance(dataset, Dataset), (
+        f"WindowDataset should subclass torch.utils.data.Dataset; its bases are {type(dataset).__mro__[1:]}")
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1.5)
 @given(steps=st.integers(0, 30), window=sizes, horizon=sizes, stride=sizes)
 def test_length_formula_over_hypothesis_sizes(impl, steps, window, horizon, stride):
     series = numbered_series(steps, 2)
@@ -129,7 +130,7 @@ def test_negative_index_counts_from_the_end(impl, stride):
         assert_close(y, want_y, rtol=0, atol=0, name=f"dataset[{index}] y (of {n} samples, stride {stride})")
 
 
-@pytest.mark.points(1)
+@pytest.mark.points(0.5)
 @pytest.mark.parametrize("stride", [1, 4])
 def test_index_out_of_range_raises_index_error(impl, stride):
     series = numbered_series(20, 2)
@@ -199,7 +200,8 @@ def test_samples_do_not_share_memory_with_the_series(impl):
     series = numbered_series(10, 2)
     original = series.clone()
     dataset = impl.WindowDataset(series, 4, 2, 1)
-    everything = [tuple(t.clone() for t in dataset[i]) for i in range(len(dataset))]
+    for i in range(len(dataset)):
+        dataset[i]
     assert torch.equal(series, original), "reading the samples changed the series"
     x, y = dataset[1]
     x.add_(1000)
@@ -207,10 +209,10 @@ def test_samples_do_not_share_memory_with_the_series(impl):
     assert torch.equal(series, original), (
         "changing a returned sample in place changed the series: samples must not share memory with it "
         "(overlapping windows are views of the same storage; clone them)")
-    for i in range(len(dataset)):
-        again_x, again_y = dataset[i]
-        assert torch.equal(again_x, everything[i][0]) and torch.equal(again_y, everything[i][1]), (
-            f"after sample 1 was changed in place, sample {i} differs from what it was")
+    for i, (want_x, want_y) in enumerate(brute_force_windows(original, 4, 2, 1)):
+        x, y = dataset[i]
+        assert_close(x, want_x, rtol=0, atol=0, name=f"sample {i} x, read after sample 1 was changed in place")
+        assert_close(y, want_y, rtol=0, atol=0, name=f"sample {i} y, read after sample 1 was changed in place")
 
 
 @pytest.mark.points(3)
