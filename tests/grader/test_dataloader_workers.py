@@ -19,13 +19,18 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from grader import _jail, catalog
 from grader.batch import run_batch
 from grader.sandbox import Limits
 from tests.helpers import make_submission
 
 DATASET = catalog.get_exercise("pytorch.data.custom_dataset")
+# 20 gradings take about two minutes on an idle 2-core machine (the fork server's start included).
+pytestmark = pytest.mark.timeout(900)
 COPIES = 20
+CUDA_ONLY = {"test_custom_dataset_hidden.py::test_samples_stay_on_the_series_device[cuda]"}  # not run without CUDA
 # Imported before any test: torch's OpenMP pool then has two live threads when the DataLoader forks.
 MULTITHREADED_PRELUDE = '''
 import torch as _torch
@@ -91,12 +96,14 @@ def test_the_reference_grades_full_marks_twenty_times_in_a_row_through_the_fork_
     assert sorted(results) == [f"copy{i:02d}" for i in range(COPIES)]
     for name, result in results.items():
         (exercise,) = result["exercises"]
-        failed = [(t["name"], t["status"], t["message"][:200]) for t in exercise["tests"] if t["status"] != "passed"]
+        failed = [(t["name"], t["status"], t["message"][:200]) for t in exercise["tests"]
+                  if t["status"] != "passed" and t["name"] not in CUDA_ONLY]
         assert result["problems"] == [] and not failed, f"{name}: {result['problems']} {failed}"
         assert exercise["score"] == exercise["max_score"] > 0, name
     if _jail.level() != "none":
         # Each child has a uid of its own; the DataLoader's workers and their queue threads fit
         # the unchanged budget with room to spare (a sample can miss the very peak).
         assert 0 < tasks.peak <= _jail.NPROC_BUDGET // 2, f"peak tasks of a grading child: {tasks.peak}"
-    print(f"{COPIES} gradings in {elapsed:.1f} s; peak processes+threads of one child: {tasks.peak} "
-          f"of {_jail.NPROC_BUDGET}")
+    durations = sorted(r["duration_s"] for r in results.values())
+    print(f"{COPIES} gradings in {elapsed:.1f} s (each {durations[0]:.1f}-{durations[-1]:.1f} s); peak "
+          f"processes+threads of one child: {tasks.peak} of {_jail.NPROC_BUDGET}")
