@@ -8,10 +8,10 @@ loads in two worker processes started with ``fork``, named explicitly:
   pickle the dataset by reference to its class, and the learner's class lives in a module the
   ``impl`` fixture loaded from a file under a private name that no fresh interpreter can import.
 - Forking is safe here: a DataLoader worker sets torch to one thread before it runs any dataset
-  code, so it never waits for the OpenMP threads of the process it was forked from. The grading
-  child runs torch single-threaded in any case (``OMP_NUM_THREADS=1``).
-  ``tests/grader/test_dataloader_workers.py`` grades this exercise 20 times in a row through the
-  fork server, after an exercise that leaves torch multi-threaded, and none hangs.
+  code, so it never waits for the OpenMP threads of the process it was forked from (and the
+  grading child's environment sets ``OMP_NUM_THREADS=1``, unless submitted code changes it).
+  ``tests/grader/test_dataloader_workers.py`` grades the reference 20 times in a row through the
+  fork server, half of the copies leaving torch multi-threaded when imported, and none hangs.
 """
 
 from __future__ import annotations
