@@ -33,7 +33,8 @@ Contract
 - ``seed`` (an int) seeds the initial weights and every shuffle, and nothing else does: the same
   arguments give bitwise identical weights whatever the global random state, different seeds
   give different initial weights, and ``epochs=0`` returns the initialised, untrained model.
-- It also works when called inside ``torch.autocast``: the parameters keep ``X``'s dtype.
+- Called inside ``torch.autocast``, it trains exactly as outside it, in ``X``'s dtype (autocast is
+  off for the training), and the parameters keep ``X``'s dtype.
 - ``X`` that is not 2-D, has no rows or columns, or holds NaN or inf raises ``ValueError`` naming
   ``X``; ``X`` of another dtype raises ``TypeError`` naming ``X``; ``y`` of the wrong shape or with
   a value other than 0 and 1 raises ``ValueError`` naming ``y``; ``epochs < 0``, ``lr`` that is not
@@ -45,6 +46,9 @@ Hints
   ``torch.manual_seed`` or ``torch.random.fork_rng`` before building the layer.
 - ``F.binary_cross_entropy_with_logits`` wants floating targets of the logits' shape and dtype.
 - After training, ``model.eval()``: predictions are ``model(x) > 0``.
+- Inside one autocast region, every forward reuses autocast's cached low-precision copy of the
+  weights, made at the first step: a whole training loop run under a caller's autocast would keep
+  computing with the initial weights. ``torch.autocast(device_type, enabled=False)`` turns it off.
 """
 
 from __future__ import annotations

@@ -47,15 +47,10 @@ def accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
         return float(((model(X).squeeze(1) > 0).long() == y.long()).double().mean())
 
 
-def train_accuracy(impl, seed: int = ACCURACY_SEED, *, low: torch.dtype | None = None) -> float:
-    """Accuracy on its own training data of a model fitted with data and fit both seeded by ``seed``."""
+def train_accuracy(impl, seed: int = ACCURACY_SEED) -> float:
+    """Accuracy on ``separable_data(seed)`` of a model fitted on it with ``seed``."""
     X, y = separable_data(seed)
-    if low is None:
-        model = impl.fit_binary_classifier(X, y, seed=seed, **ACCURACY_FIT)
-    else:
-        with torch.autocast("cpu", dtype=low):
-            model = impl.fit_binary_classifier(X, y, seed=seed, **ACCURACY_FIT)
-    return accuracy(model, X, y)
+    return accuracy(impl.fit_binary_classifier(X, y, seed=seed, **ACCURACY_FIT), X, y)
 
 
 def linear_params(model, label: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -148,20 +143,36 @@ def test_one_epoch_is_sgd_over_some_order_with_no_batch_dropped(impl, batch_size
         f"(closest order {orders[i].tolist()} is off by {dist:.3g})")
 
 
+FRESH_ORDER_SEEDS = (11, 12, 13, 14)
+
+
 @pytest.mark.points(3)
 def test_every_epoch_draws_a_fresh_order(impl):
-    """A correct solution fails only if all five epochs draw the same of 120 orders: 120**-4."""
-    n, epochs = 5, 5
+    """Two epochs of SGD, one example per step, must match SGD over some pair of orders of the
+    five examples; a correct solution fails only if every seed draws the same order twice,
+    120**-4 = 5e-9."""
+    n = 5
     X, y = small_data(n, 2, seed=4)
-    w0, b0 = initial_params(impl, X, y, 11, "every epoch")
-    got_w, got_b = linear_params(
-        impl.fit_binary_classifier(X, y, epochs=epochs, lr=0.8, batch_size=1, seed=11), "every epoch")
     orders = torch.tensor(list(itertools.permutations(range(n))))
-    i, dist = closest_order(*sgd_over_orders(w0, b0, X, y, orders.repeat(1, epochs), 1, 0.8), got_w, got_b)
-    if dist < 1e-9:
-        what = ("the examples in their given order" if orders[i].tolist() == list(range(n))
-                else f"the same order {orders[i].tolist()}")
-        raise AssertionError(f"all {epochs} epochs visited {what}: each epoch should shuffle afresh")
+    pairs = torch.cartesian_prod(torch.arange(len(orders)), torch.arange(len(orders)))
+    repeated = []
+    for seed in FRESH_ORDER_SEEDS:
+        label = f"N={n}, batch_size=1, 2 epochs, seed={seed}"
+        w0, b0 = initial_params(impl, X, y, seed, label)
+        got_w, got_b = linear_params(
+            impl.fit_binary_classifier(X, y, epochs=2, lr=0.8, batch_size=1, seed=seed), label)
+        both = torch.cat([orders[pairs[:, 0]], orders[pairs[:, 1]]], dim=1)
+        i, dist = closest_order(*sgd_over_orders(w0, b0, X, y, both, 1, 0.8), got_w, got_b)
+        assert dist < 1e-9, (
+            f"{label}: the trained weights match no two orders of the examples: each epoch should be "
+            f"one SGD step per example, over a permutation of all {n} (off by {dist:.3g} at best)")
+        first, second = pairs[i].tolist()
+        repeated.append(orders[first].tolist() if first == second else None)
+    if all(repeated):
+        what = ("the examples in their given order" if all(r == list(range(n)) for r in repeated)
+                else "the same order in both epochs")
+        raise AssertionError(f"with seeds {FRESH_ORDER_SEEDS}, every run visited {what}: each epoch "
+                             "should shuffle afresh")
 
 
 @pytest.mark.points(2)
@@ -203,6 +214,8 @@ def test_labels_of_any_dtype(impl, kind):
     args = dict(epochs=2, lr=0.5, batch_size=3, seed=9)
     want = linear_params(impl.fit_binary_classifier(X, y.to(torch.float64), **args), "float64 y")
     got = linear_params(impl.fit_binary_classifier(X, y.to(getattr(torch, kind)), **args), f"{kind} y")
+    assert not torch.equal(got[0], initial_params(impl, X, y, 9, f"{kind} y")[0]), (
+        f"with {kind} labels, training left the initial weights unchanged")
     for name, g, w in zip(("weight", "bias"), got, want):
         assert_close(g, w, name=f"{name} trained with {kind} labels (vs the same labels as float64)")
 
@@ -219,14 +232,19 @@ def test_model_on_the_data_device(impl, device):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("low", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
 def test_works_under_autocast(impl, low):
-    X, y = separable_data(ACCURACY_SEED)
+    """Full-batch epochs under autocast must be float32 gradient descent steps, as outside it."""
+    n, epochs = 9, 4
+    X, y = small_data(n, 3, seed=12, dtype=torch.float32)
+    label = f"inside torch.autocast({low}), N={n}, batch_size=N, {epochs} epochs"
     with torch.autocast("cpu", dtype=low):
-        model = impl.fit_binary_classifier(X, y, seed=ACCURACY_SEED, **ACCURACY_FIT)
-    w, b = linear_params(model, "under torch.autocast")
-    assert w.dtype == b.dtype == torch.float32, f"under autocast the parameters became {w.dtype}, expected float32"
-    acc = accuracy(model, X, y)
-    assert acc > ACCURACY_BAR, (
-        f"fitted under autocast ({low}), training accuracy is {acc:.3f}, expected > {ACCURACY_BAR}")
+        w0, b0 = initial_params(impl, X, y, 3, label)
+        got = linear_params(impl.fit_binary_classifier(X, y, epochs=epochs, lr=0.8, batch_size=n, seed=3), label)
+    want_w, want_b = sgd_over_orders(w0.double(), b0.double(), X.double(), y, torch.arange(n).repeat(1, epochs),
+                                     n, 0.8)
+    for name, g, w in zip(("weight", "bias"), got, (want_w[0].reshape(1, -1), want_b)):
+        assert g.dtype == torch.float32, f"{label}: the {name} became {g.dtype}, expected X's float32"
+        assert_close(g.double(), w, rtol=1e-5, atol=1e-6,
+                     name=f"{label}: {name} (expected {epochs} float32 gradient descent steps, as outside autocast)")
 
 
 BAD_ARGUMENTS = {

@@ -241,8 +241,12 @@ def test_restore_before_any_improvement_raises(impl, metrics):
     stopper = impl.EarlyStopping(5)
     for m in metrics:
         stopper.step(m, model)
-    with pytest.raises(RuntimeError):
+    try:
         stopper.restore(model)
+    except RuntimeError:
+        return
+    raise AssertionError(f"restore after the metrics {metrics} (no improvement, nothing to restore) returned "
+                         "normally: it should raise RuntimeError")
 
 
 METRIC_KINDS = {
@@ -282,26 +286,39 @@ def test_keeps_no_reference_to_a_metric_tensor(impl):
                         "them their autograd graphs: keep metrics as Python floats")
 
 
-@pytest.mark.parametrize("metric", ["0.5", None, [0.5]], ids=["str", "None", "list"])
-def test_metric_of_another_type_raises_type_error(impl, metric):
-    assert_raises_naming(TypeError, "metric", impl.EarlyStopping(2).step, metric, tagged_model())
+def raises_for_each(error, name, fn, cases: dict):
+    """``fn(value)`` raises ``error`` naming ``name`` for every bad value in ``cases``."""
+    for case, value in cases.items():
+        try:
+            assert_raises_naming(error, name, fn, value)
+        except AssertionError as exc:
+            raise AssertionError(f"{name} {case}: {exc}") from None
 
 
-@pytest.mark.parametrize("shape", [(2,), (0,), (1, 2)], ids=str)
-def test_tensor_metric_with_other_than_one_element_raises_type_error(impl, shape):
-    assert_raises_naming(TypeError, "metric", impl.EarlyStopping(2).step, torch.ones(shape), tagged_model())
+def test_metric_of_another_type_raises_type_error(impl):
+    raises_for_each(TypeError, "metric", lambda m: impl.EarlyStopping(2).step(m, tagged_model()),
+                    {"'0.5' (a str)": "0.5", "None": None, "[0.5] (a list)": [0.5]})
 
 
-@pytest.mark.parametrize("name, kwargs", [
-    ("patience", dict(patience=0)), ("patience", dict(patience=-1)), ("patience", dict(patience=2.5)),
-    ("patience", dict(patience="3")),
-    ("min_delta", dict(min_delta=-0.1)), ("min_delta", dict(min_delta=math.nan)),
-    ("min_delta", dict(min_delta=math.inf)), ("min_delta", dict(min_delta="0.1")),
-    ("mode", dict(mode="MIN")), ("mode", dict(mode="minimum")), ("mode", dict(mode=None)),
-], ids=lambda v: v if isinstance(v, str) else str(next(iter(v.values()))))
-def test_bad_constructor_arguments_raise_value_error(impl, name, kwargs):
-    args = {"patience": 2, **kwargs}
-    assert_raises_naming(ValueError, name, impl.EarlyStopping, args.pop("patience"), **args)
+def test_tensor_metric_with_other_than_one_element_raises_type_error(impl):
+    raises_for_each(TypeError, "metric", lambda m: impl.EarlyStopping(2).step(m, tagged_model()),
+                    {f"of shape {s}": torch.ones(s) for s in [(2,), (0,), (1, 2)]})
+
+
+BAD_CONSTRUCTOR_ARGUMENTS = {
+    "patience": {"0": 0, "-1": -1, "2.5": 2.5, "'3'": "3"},
+    "min_delta": {"-0.1": -0.1, "nan": math.nan, "inf": math.inf, "'0.1'": "0.1"},
+    "mode": {"'MIN'": "MIN", "'minimum'": "minimum", "None": None},
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CONSTRUCTOR_ARGUMENTS))
+def test_bad_constructor_arguments_raise_value_error(impl, name):
+    def make(value):
+        args = {"patience": 2, name: value}
+        return impl.EarlyStopping(args.pop("patience"), **args)
+
+    raises_for_each(ValueError, name, make, BAD_CONSTRUCTOR_ARGUMENTS[name])
 
 
 def test_smallest_accepted_values(impl):
