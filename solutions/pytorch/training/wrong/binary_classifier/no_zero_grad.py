@@ -43,10 +43,13 @@ def fit_binary_classifier(X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: 
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     shuffle = torch.Generator().manual_seed(seed)
     model.train()
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=shuffle).to(X.device)
-        for batch in order.split(batch_size):
-            loss = F.binary_cross_entropy_with_logits(model(X[batch]), targets[batch])
-            loss.backward()
-            optimizer.step()
+    # A caller's autocast region would run the loop in low precision and serve every step its
+    # cached low-precision copy of the initial weights: train in X's dtype.
+    with torch.autocast(X.device.type, enabled=False):
+        for _ in range(epochs):
+            order = torch.randperm(n, generator=shuffle).to(X.device)
+            for batch in order.split(batch_size):
+                loss = F.binary_cross_entropy_with_logits(model(X[batch]), targets[batch])
+                loss.backward()
+                optimizer.step()
     return model.eval()
