@@ -42,7 +42,6 @@ def fit_binary_classifier(X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: 
     targets = y.to(X.dtype).unsqueeze(1)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     shuffle = torch.Generator().manual_seed(seed)
-    model.train()
     # A caller's autocast region would run the loop in low precision and serve every step its
     # cached low-precision copy of the initial weights: train in X's dtype.
     with torch.autocast(X.device.type, enabled=False):

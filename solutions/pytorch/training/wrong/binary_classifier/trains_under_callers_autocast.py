@@ -43,7 +43,6 @@ def fit_binary_classifier(X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: 
     targets = y.to(X.dtype).unsqueeze(1)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     shuffle = torch.Generator().manual_seed(seed)
-    model.train()
     for _ in range(epochs):
         order = torch.randperm(n, generator=shuffle).to(X.device)
         for batch in order.split(batch_size):
