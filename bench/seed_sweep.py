@@ -151,13 +151,51 @@ def mlp_probes() -> list[Probe]:
                   run)]
 
 
+# ---- pytorch.training: binary_classifier, imbalanced_data ------------------------------------
+# Not swept (a correct solution fails only by a coincidence of the stated probability):
+# binary_classifier's test_every_epoch_draws_a_fresh_order (every one of four seeded runs drawing
+# the same order of 5 examples in both epochs: 120**-4 = 5e-9) and test_different_seeds_give_
+# different_initial_weights (two float draws equal); imbalanced_data's samplers giving equal
+# 50-index passes for different seeds or passes (about 3**-50).
+
+def binary_classifier_probes() -> list[Probe]:
+    tests = load("solutions/pytorch/training/test_binary_classifier_hidden.py")
+    impl = load("solutions/pytorch/training/binary_classifier.py")
+    return [Probe("test_binary_classifier_hidden: train_accuracy (test_reaches_high_accuracy_on_separable_data)",
+                  tests.ACCURACY_SEED, [Stat("1 - training accuracy", 1 - tests.ACCURACY_BAR, None)],
+                  lambda seed: [1 - tests.train_accuracy(impl, seed)])]
+
+
+def imbalanced_data_probes() -> list[Probe]:
+    tests = load("solutions/pytorch/training/test_imbalanced_data_hidden.py")
+    impl = load("solutions/pytorch/training/imbalanced_data.py")
+    classes = len(tests.COUNTS)
+    p_class, p_example = 1 / classes, 1 / (classes * tests.COUNTS[-1])
+    rare = Probe("test_imbalanced_data_hidden: class_deviations (test_sampled_classes_are_near_uniform, "
+                 "test_examples_within_a_class_are_equally_likely)", tests.SAMPLER_SEED,
+                 [Stat("max |class frequency - 1/P|", tests.CLASS_TOL,
+                       math.sqrt(p_class * (1 - p_class) / tests.NUM_DRAWS)),
+                  Stat("max |rare example draws / expected - 1|", tests.EXAMPLE_TOL,
+                       math.sqrt((1 - p_example) / (p_example * tests.NUM_DRAWS)))],
+                 lambda seed: list(tests.class_deviations(impl, seed)))
+    replacement = Probe("test_imbalanced_data_hidden: rare_draws (test_draws_with_replacement)",
+                        tests.SAMPLER_SEED,
+                        [Stat("rare examples / rare-class draws (< 1: drawn more often than it has examples)",
+                              1.0, None)],
+                        lambda seed: [tests.COUNTS[-1] / max(tests.rare_draws(impl, seed), 1)])
+    return [rare, replacement]
+
+# ---- end of pytorch.training: binary_classifier, imbalanced_data ------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
     args = parser.parse_args()
     torch.set_num_threads(1)  # small ops: threads only add overhead on a shared machine
     start = time.perf_counter()
-    probes = weight_init_probes() + dropout_probes() + mlp_probes()
+    probes = (weight_init_probes() + dropout_probes() + mlp_probes()
+              + binary_classifier_probes() + imbalanced_data_probes())
     failed = 0
     for probe in probes:
         t0 = time.perf_counter()
