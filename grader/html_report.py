@@ -244,8 +244,8 @@ def _index_row(rank: int, name: str, report: Report, exercise_ids: list[str], pa
         if i in by_id else '<td class="num muted">-</td>' for i in exercise_ids)
     mine = [p for p in pairs if name in (p.first, p.second)]
     copies = "".join(
-        f'<span class="badge warn">{escape(p.exercise)}: {escape(p.second if p.first == name else p.first)} '
-        f'({p.similarity:.2f})</span>' for p in mine)
+        f'<span class="badge warn" title="{escape(p.exercise)}">{escape(p.second if p.first == name else p.first)} '
+        f'({escape(p.exercise.rsplit(".", 1)[-1])}, {p.similarity:.2f})</span>' for p in mine)
     flags = len(review_items(report)) + len(mine)
     return (f'<tr><td class="num">{rank}</td><td><a href="{escape(href)}">{escape(name)}</a></td>'
             f'<td class="num"><b>{_num(report.score)}/{_num(report.max_score)}</b></td>'

@@ -85,7 +85,7 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: dict) -> Report:
-        """The report that ``to_dict`` wrote (fields a older kit did not write take their defaults)."""
+        """The report that ``to_dict`` wrote (fields an older kit did not write take their defaults)."""
         known = {f.name for f in fields(cls)} - {"exercises"}
         exercises = []
         for raw in data.get("exercises", []):
