@@ -11,12 +11,13 @@ import subprocess
 import zipfile
 import zlib
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from grader import catalog, formats, html_report, similarity
 from grader.cli import main
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
 from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -279,3 +280,27 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert len(colours) > 50  # text, bars and badges, not a blank page
     green = {p for p in colours if p[1] > 100 and p[0] < 60 and p[2] < 90}
     assert green  # the bar chart's and the "done" badge's green made it to the screen
+
+
+def test_grader_score_of_a_notebook_keeps_the_code_and_the_similarity_badge(tmp_path):
+    cell = {"cell_type": "code", "metadata": {}, "source": EX.reference.read_text().splitlines(keepends=True),
+            "outputs": [], "execution_count": None}
+    notebook = tmp_path / "bo-chen.ipynb"
+    notebook.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": [cell], "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}))
+    out = tmp_path / "report.html"
+    assert main(["score", str(notebook), "-e", EX.id, "--format", "html", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "near copy of the reference: 1.00" in text and "pairwise_sq_dists" in text
+    assert "<h1>tensor-drills report: bo-chen</h1>" in text and "drills-notebook" not in text
+
+
+@pytest.mark.parametrize("path, manifest, name", [
+    ("/in/ann-lee.zip", None, "ann-lee"),
+    ("/in/ann-lee/exercises", None, "ann-lee"),
+    ("/in/ann-lee", {"exercises": ["x"]}, "ann-lee"),
+    ("/in/ann-lee.zip", {"exercises": ["x"], "candidate": " Ann Lee "}, "Ann Lee"),
+    ("/in/answer.ipynb", None, "answer"),
+])
+def test_candidate_name(path, manifest, name):
+    assert candidate_name(Path(path), manifest) == name
