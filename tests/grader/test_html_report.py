@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, formats, html_report, similarity
+from grader import catalog, formats, html_report, scoring, similarity
 from grader.cli import main
 from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
 from tests.helpers import make_submission
@@ -304,3 +304,18 @@ def test_grader_score_of_a_notebook_keeps_the_code_and_the_similarity_badge(tmp_
 ])
 def test_candidate_name(path, manifest, name):
     assert candidate_name(Path(path), manifest) == name
+
+
+def test_the_code_kept_in_the_report_is_bounded(tmp_path):
+    module = tmp_path / "big.py"
+    module.write_text("x = 1\n" * (scoring.MAX_CODE_CHARS // 6 + 100))
+    kept = scoring.submitted_code(module)
+    assert kept.startswith("x = 1\n") and len(kept) < scoring.MAX_CODE_CHARS + 100
+    left_out = len(module.read_text()) - scoring.MAX_CODE_CHARS
+    assert kept.endswith(f"# [{left_out} more characters not kept in the report]\n")
+    (tmp_path / "link.py").symlink_to(module)
+    assert scoring.submitted_code(tmp_path / "link.py") is None  # not staged: not shown either
+    assert scoring.submitted_code(tmp_path / "missing.py") is None
+    assert scoring.submitted_code(tmp_path / "small.py") is None
+    (tmp_path / "small.py").write_text("y = 2\n")
+    assert scoring.submitted_code(tmp_path / "small.py") == "y = 2\n"

@@ -96,7 +96,8 @@ def test_tiny_modules_are_never_flagged():
 
 # --- Submissions compared with each other ----------------------------------------------------
 
-# A second independent solution: a loop over the batch and explicit matmul, in its own words.
+# A second independent solution, in its own words (einsum; whether it is fully correct is beside the
+# point here: only its likeness to the others is measured).
 INDEPENDENT_TOO = '''
 import torch
 
