@@ -148,6 +148,9 @@ def _exercise_card(ex: ExerciseResult) -> str:
     if ex.status == "not started":
         return (f'<div class="card line" id="ex-{escape(ex.id)}">{heading}<b class="notstarted">not '
                 f'started</b>: the stub is untouched, 0/{_num(ex.max_score)} points.</div>')
+    if not ex.tests:
+        return (f'<div class="card line" id="ex-{escape(ex.id)}">{heading}<b class="notgraded">not '
+                f'graded</b>: no check ran (see For review).</div>')
     badges = f'<span class="badge">{escape(meta.difficulty)}, {meta.minutes} min</span>' if meta else ""
     sim = similarity.Similarity.from_dict(ex.similarity) if ex.similarity else None
     if sim is not None and sim.ratio is not None:

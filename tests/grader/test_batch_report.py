@@ -78,7 +78,19 @@ def test_reports_index_and_pairs_from_the_stored_results(stored):
     assert len(rows) == 15 and {r["exercise"] for r in rows} == {EX.id} and rows[0]["similarity"] == "1.000"
 
 
-def test_a_stricter_threshold_and_a_batch_without_copies(stored):
+def test_a_submission_that_could_not_be_graded_gets_a_report_that_says_why(tmp_path):
+    out = tmp_path / "out"
+    entry = batch.Entry("broken", tmp_path / "broken.zip", "broken.zip is not a valid zip file")
+    result, _ = batch.grade_entry(entry, [EX.id], Limits(), [])
+    (out / "results").mkdir(parents=True)
+    (out / "results" / "broken.json").write_text(json.dumps(result))
+    write_reports(out, ["broken"])
+    page = (out / "html" / "broken.html").read_text()
+    assert "<h1>tensor-drills report: broken</h1>" in page
+    assert "Problem: broken.zip is not a valid zip file" in page and "not graded</b>: no check ran" in page
+
+
+def test_a_batch_without_copies(stored):
     out, names = stored
     assert write_reports(out, ["solo", "solo2", "stub"]) == []
     assert "No two submissions are near copies of each other." in (out / "index.html").read_text()
