@@ -134,11 +134,6 @@ def to_reference(ex: catalog.Exercise, code: str | None) -> Similarity:
     return Similarity(ex.id, round(ratio(code, reference), 3), len(tokens))
 
 
-def compare(submission: Path, exercises: list[catalog.Exercise]) -> list[Similarity]:
-    """Similarity of each exercise module of the folder ``submission`` to the kit's reference."""
-    return [to_reference(ex, _read(Path(submission) / ex.relpath)) for ex in exercises]
-
-
 def near_copy_flags(results: list[Similarity]) -> list[str]:
     """One review flag per near copy, in the wording of the report's other flags."""
     return [f"{r.id}: near copy of the reference solution (similarity {r.ratio:.2f} >= "
@@ -167,7 +162,9 @@ KGRAM = 12  # tokens per hashed k-gram: shorter common runs are noise (a signatu
 WINDOW = 6  # k-grams per winnowing window: every common run of KGRAM + WINDOW - 1 tokens is seen
 PAIR_THRESHOLD = 0.8
 MIN_FINGERPRINTS = 8
-_LITERALS = {tokenize.NUMBER, tokenize.STRING}
+# Python 3.12 and later tokenize an f-string's text apart (FSTRING_MIDDLE; 3.14: t-strings too).
+_LITERALS = {tokenize.NUMBER, tokenize.STRING,
+             *(getattr(tokenize, kind) for kind in ("FSTRING_MIDDLE", "TSTRING_MIDDLE") if hasattr(tokenize, kind))}
 
 
 def fingerprint_tokens(source: str) -> list[str] | None:
@@ -219,9 +216,6 @@ class Pair:
     second: str
     similarity: float  # containment of their fingerprints (stub's removed), 0 to 1
     shared: int  # fingerprints they share
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def near_copy_pairs(code: dict[str, dict[str, str | None]], threshold: float = PAIR_THRESHOLD,

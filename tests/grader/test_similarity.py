@@ -10,7 +10,6 @@ import pytest
 
 from grader import catalog, similarity
 from grader.scoring import ExerciseResult, Report
-from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 REFERENCE = EX.reference.read_text()
@@ -66,13 +65,13 @@ def test_untokenizable_source_has_no_ratio():
     assert similarity.ratio("def f(:\n    (((", REFERENCE) is None
 
 
-def test_compare_and_flag_a_report(tmp_path):
+def test_to_reference_and_flag_a_report(tmp_path):
     other = catalog.get_exercise("pytorch.tensors.from_data")
-    root = make_submission(tmp_path, {EX: _disguise(REFERENCE)})
-    results = {r.id: r for r in similarity.compare(root, [EX, other])}
-    assert results[EX.id].near_copy and results[EX.id].ratio >= 0.99
-    assert results[other.id].ratio is None and results[other.id].note == "no module submitted"
-    report = SimpleNamespace(submission=str(root), flags=[],
+    mine, missing = similarity.to_reference(EX, _disguise(REFERENCE)), similarity.to_reference(other, None)
+    assert mine.near_copy and mine.ratio >= 0.99
+    assert missing.ratio is None and missing.note == "no module submitted"
+    assert similarity.to_reference(EX, "def f(:\n").note == "does not tokenize"
+    report = SimpleNamespace(submission=str(tmp_path), flags=[],
                              exercises=[SimpleNamespace(id=EX.id, code=_disguise(REFERENCE), similarity=None),
                                         SimpleNamespace(id=other.id, code=None, similarity=None)])
     similarity.flag_near_copies(report)
