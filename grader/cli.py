@@ -153,8 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--format", "-f", default="table",
                        choices=("table", "json", "gradescope", "junit", "markdown", "html"),
                        help="report format (default: table); html is a self-contained hiring "
-                            "report (per skill, in plain words, with review flags and similarity "
-                            "to the reference). A Markdown summary is also appended to "
+                            "report (per skill, in plain words, with review flags, similarity "
+                            "to the reference and the candidate's code). A Markdown summary is also appended to "
                             "$GITHUB_STEP_SUMMARY when that is set")
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     score.add_argument("--fail-under", type=PERCENT, metavar="PCT",
