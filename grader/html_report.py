@@ -201,6 +201,9 @@ def render_html(report: Report, pairs: list[similarity.Pair] = (), batch_name: s
     if others:
         review_html += f"<p class='muted'>Also handed in and not graded: {escape(others[0])}.</p>"
     sandbox = ", ".join(f"{escape(k)}: {escape(str(v))}" for k, v in report.sandbox.items()) or "not reported"
+    in_batch = (" In a batch, each module is also compared with the other submissions' (winnowed "
+                "fingerprints, as MOSS does; what the stub had does not count); near copies are listed "
+                "above and on the batch's index page." if batch_name else "")
 
     rows = "".join(
         f"<tr><td>{escape(t)}</td><td>{_num(s)}/{_num(m)}</td><td>{_pct(s, m):.0f}%</td>"
@@ -231,7 +234,7 @@ def render_html(report: Report, pairs: list[similarity.Pair] = (), batch_name: s
 <div class="card">{review_html}
 <p class="muted">Similarity compares each module with the reference solution after normalizing
 names, strings, comments and layout (0 = unrelated, 1 = identical); at or above
-{similarity.NEAR_COPY_THRESHOLD:.2f} it is flagged as a near copy. Sandbox: {sandbox}.</p></div>
+{similarity.NEAR_COPY_THRESHOLD:.2f} it is flagged as a near copy.{in_batch} Sandbox: {sandbox}.</p></div>
 {sections}
 </main>
 </body>
