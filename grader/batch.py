@@ -5,9 +5,11 @@ exercise ids, a take-home's entries are graded on the exercises of their manifes
 Results are written as each submission finishes (``<out>/results/<name>.json``, atomically), so
 an interrupted batch loses nothing and a rerun skips what is done unless ``force`` (or unless the
 submission's files or the grading settings changed since). At the end a
-gradebook (``<out>/gradebook.csv``) and per-submission feedback (``<out>/feedback/<name>.md``)
-are written from all results on disk. A bad input (an empty folder, a broken zip, a stray file)
-gets a clear message and the batch goes on.
+gradebook (``<out>/gradebook.csv``), per-submission feedback (``<out>/feedback/<name>.md``) and
+the hiring reports (``write_reports``: ``<out>/html/<name>.html``, ``<out>/index.html`` ranking
+the batch, ``<out>/near-copies.csv``, the pairs of submissions that are near copies of each
+other) are written from all results on disk, so a resumed batch rebuilds them whole. A bad input
+(an empty folder, a broken zip, a stray file) gets a clear message and the batch goes on.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from grader import __version__, _forkserver, catalog, formats
+from grader import __version__, _forkserver, catalog, formats, html_report, similarity
 from grader.sandbox import Limits, kill_all
-from grader.scoring import SubmissionError, score_path, select_exercises
+from grader.scoring import Report, SubmissionError, score_path, select_exercises
 
 # Never part of what a submission is: environments and caches a candidate may have zipped along.
 _NOT_CONTENT = {"__pycache__", ".git", ".venv", "venv", "site-packages", "node_modules", ".hypothesis",
@@ -195,31 +197,82 @@ def write_gradebook(out: Path, names: list[str], exercises: list[catalog.Exercis
 
 
 class _Progress:
-    """A progress line on stderr: a bar when it is a terminal, one line per submission otherwise."""
+    """Progress on ``stream``: on a terminal, a rich progress bar with the time left (in colour
+    unless ``NO_COLOR`` is set); otherwise (CI logs, pipes) one plain line per submission."""
 
     def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
         self.total, self.done, self.stream = total, 0, stream
         self.started = time.monotonic()
-        self.tty = stream.isatty()
+        self.bar = None
+        if stream.isatty() and total:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("[bold]grading"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                                console=Console(file=stream))
+            self.task = self.bar.add_task("grading", total=total, last="")
+            self.bar.start()
 
     def update(self, name: str, summary: str) -> None:
         self.done += 1
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, last=f"{name}: {summary}")
+            if self.done == self.total:
+                self.close()
+            return
         elapsed = time.monotonic() - self.started
         eta = elapsed / self.done * (self.total - self.done)
-        if self.tty:
-            filled = int(30 * self.done / max(self.total, 1))
-            self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                              f"eta {eta:4.0f} s  {name[:24]:<24} {summary[:30]:<30}")
-            if self.done == self.total:
-                self.stream.write("\n")
-        else:
-            self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {name}: {summary} "
-                              f"(eta {eta:.0f} s)\n")
+        self.stream.write(f"[{self.done:>{len(str(self.total))}}/{self.total}] {name}: {summary} "
+                          f"(eta {eta:.0f} s)\n")
         self.stream.flush()
+
+    def close(self) -> None:
+        """Stop the bar (a no-op without one, or when it is stopped already)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def write_reports(out: Path, names: list[str], threshold: float = similarity.PAIR_THRESHOLD
+                  ) -> list[similarity.Pair]:
+    """From the results stored in ``out/results`` for ``names``: the pairs of submissions whose
+    code for an exercise is a near copy of each other's (``similarity.near_copy_pairs`` at
+    ``threshold``), written to ``near-copies.csv``; a hiring report per submission
+    (``html/<name>.html``, its near-copy pairs among the review items); and ``index.html``
+    ranking the batch. Returns the pairs."""
+    reports = {}
+    for name in names:
+        path = out / "results" / f"{name}.json"
+        if path.is_file():
+            reports[name] = Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    pairs = similarity.near_copy_pairs(
+        {name: {ex.id: ex.code for ex in report.exercises} for name, report in reports.items()}, threshold)
+    for name, report in reports.items():
+        _write_atomic(out / "html" / f"{name}.html", html_report.render_html(report, pairs, name))
+    _write_atomic(out / "index.html", html_report.render_index(reports, pairs, threshold))
+    tmp = out / ".near-copies.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["exercise", "submission", "other_submission", "similarity", "shared_fingerprints"])
+        writer.writerows([p.exercise, p.first, p.second, f"{p.similarity:.3f}", p.shared] for p in pairs)
+    os.replace(tmp, out / "near-copies.csv")
+    return pairs
+
+
+def _report_pairs(pairs: list[similarity.Pair], out: Path, log: Callable[[str], None]) -> None:
+    """The batch summary's lines on near copies and where the reports are."""
+    if pairs:
+        log(f"{len(pairs)} near-copy pair(s) of submissions, for review (also in {out / 'index.html'}):")
+        for p in pairs:
+            log(f"  {p.exercise}: {p.first} and {p.second} (similarity {p.similarity:.2f})")
+    else:
+        log("no two submissions are near copies of each other")
 
 
 def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None, jobs: int = 1,
               force: bool = False, limits: Limits | None = None, fork: bool = True,
+              copy_threshold: float = similarity.PAIR_THRESHOLD,
               log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Path:
     """Grade every submission in ``folder`` into ``out``; return the gradebook's path.
 
@@ -228,11 +281,17 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
 
     A stored result is reused only when it was graded from the same files (``content_digest``)
     with the same settings (``grading_settings``); otherwise the submission is graded again.
+    ``copy_threshold``: where two submissions count as near copies (``write_reports``).
 
     Raises:
-        BatchError: ``folder`` is missing, not a folder or empty, or ``out`` is a file.
+        BatchError: ``folder`` is missing, not a folder or empty, ``out`` is a file, or
+            ``copy_threshold`` is not in (0, 1].
         catalog.CatalogError: an exercise id is unknown.
     """
+    try:
+        similarity.check_threshold(copy_threshold)
+    except ValueError as exc:
+        raise BatchError(str(exc)) from None
     entries = discover(Path(folder))
     exercises = select_exercises(exercise_ids) if exercise_ids else None
     limits = limits or Limits()
@@ -288,6 +347,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         log(f"interrupted: results so far are in {out}; run again to grade the rest")
         raise
     finally:
+        progress.close()
         pool.shutdown(wait=False, cancel_futures=True)
         _forkserver.close_all()
     if exercise_ids is None:
@@ -296,4 +356,5 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         for name in flag_odd_selections(stored):
             log(f"{name}: {stored[name]['flags'][-1]}")
             _write_atomic(out / "results" / f"{name}.json", json.dumps(stored[name], indent=2))
+    _report_pairs(write_reports(out, [e.name for e in entries], copy_threshold), out, log)
     return write_gradebook(out, [e.name for e in entries], exercises)

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-from grader import __version__, catalog
-from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS
+from grader import __version__, catalog, similarity
+from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS, number
 
 
 class UsageError(ValueError):
@@ -72,9 +72,10 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     gradebook = run_batch(Path(args.submissions), Path(args.out), exercise_ids=args.exercise,
                           jobs=args.jobs, force=args.force, limits=limits,
-                          fork=not args.no_forkserver)
+                          fork=not args.no_forkserver, copy_threshold=args.copy_threshold)
     print(f"gradebook: {gradebook}\nper-submission results: {Path(args.out) / 'results'}\n"
-          f"feedback: {Path(args.out) / 'feedback'}")
+          f"feedback: {Path(args.out) / 'feedback'}\nreports: {Path(args.out) / 'index.html'} "
+          f"(one per submission in {Path(args.out) / 'html'})")
     return 0
 
 
@@ -152,8 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--format", "-f", default="table",
                        choices=("table", "json", "gradescope", "junit", "markdown", "html"),
                        help="report format (default: table); html is a self-contained hiring "
-                            "report (per skill, in plain words, with review flags and similarity "
-                            "to the reference). A Markdown summary is also appended to "
+                            "report (per skill, in plain words, with review flags, similarity "
+                            "to the reference and the candidate's code). A Markdown summary is also appended to "
                             "$GITHUB_STEP_SUMMARY when that is set")
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     score.add_argument("--fail-under", type=PERCENT, metavar="PCT",
@@ -167,8 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "(named after the subfolder or zip; the exercise modules are found however "
                     "they are wrapped). Each result is written as soon as it is ready, so an "
                     "interrupted batch resumes where it stopped (a submission whose files or "
-                    "grading settings changed is graded again); writes a gradebook CSV and "
-                    "per-submission feedback.")
+                    "grading settings changed is graded again); writes a gradebook CSV, "
+                    "per-submission feedback, an HTML report per submission and an index page "
+                    "ranking the batch, with the pairs of submissions that are near copies of "
+                    "each other.")
     batch.add_argument("submissions", metavar="SUBMISSIONS", help="folder of submissions")
     batch.add_argument("--out", default="grader-results", metavar="DIR",
                        help="where results, feedback and gradebook.csv go (default: grader-results)")
@@ -178,6 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="grade only this exercise id (repeatable; default: a take-home's "
                             "exercises, from the manifest each submission carries, else all)")
     batch.add_argument("--force", action="store_true", help="grade again what is already graded")
+    batch.add_argument("--copy-threshold", type=number(float, "a number above 0 and at most 1", low=0,
+                                                       low_included=False, high=1),
+                       default=similarity.PAIR_THRESHOLD, metavar="X",
+                       help="flag two submissions as near copies of each other when at least this "
+                            "share of one's code fingerprints (stub left out) is in the other's, "
+                            f"above 0 and at most 1 (default: {similarity.PAIR_THRESHOLD})")
     batch.add_argument("--no-forkserver", action="store_true",
                        help="start a fresh interpreter per submission instead of forking it from "
                             "a server that imported torch/TensorFlow once (slower; for debugging)")

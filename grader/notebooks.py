@@ -29,7 +29,7 @@ from pathlib import Path
 
 from grader import catalog
 from grader.sandbox import Limits
-from grader.scoring import Report, SubmissionError, score_submission
+from grader.scoring import Report, SubmissionError, candidate_name, score_submission
 
 METADATA_KEY = "tensor_drills"
 
@@ -168,7 +168,8 @@ def score_notebook(path: Path, exercise_ids: list[str] | None = None, *,
     with tempfile.TemporaryDirectory(prefix="drills-notebook-") as tmp:
         exercise_id = stage_notebook(Path(path), exercise_ids, Path(tmp), note)
         report = score_submission(tmp, [exercise_id], limits=limits)
-        flag_near_copies(report)  # while the extracted module exists: a notebook is not a folder
+    flag_near_copies(report)
     report.submission = str(path)
+    report.candidate = candidate_name(Path(path))
     report.problems[:0] = warnings
     return report

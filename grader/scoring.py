@@ -11,14 +11,19 @@ without it are left out of ``max_score``.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from grader import _redact, catalog
 from grader.intake import SubmissionError, open_submission
-from grader.sandbox import ChildRun, Limits, run_tests
+from grader.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
 
-__all__ = ["Report", "SubmissionError", "score_path", "score_submission", "select_exercises"]
+__all__ = ["Report", "SubmissionError", "candidate_name", "score_path", "score_submission",
+           "select_exercises"]
+
+# The submitted module is kept in the report (for the hiring report and the batch's comparison of
+# submissions with each other) up to this many characters.
+MAX_CODE_CHARS = 100_000
 
 
 @dataclass
@@ -38,6 +43,10 @@ class ExerciseResult:
     score: float = 0.0
     max_score: float = 0.0
     tests: list[TestResult] = field(default_factory=list)
+    # The module as it was graded (None: none was submitted), at most MAX_CODE_CHARS characters.
+    code: str | None = None
+    # Its similarity to the reference solution (``grader.similarity.Similarity.to_dict``).
+    similarity: dict | None = None
 
     @property
     def status(self) -> str:
@@ -65,6 +74,7 @@ class Report:
     sandbox: dict = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)  # for human review; tampering also zeroes
     test_time_s: float = 0.0  # time spent inside the tests themselves (the rest is overhead)
+    candidate: str = ""  # who handed it in, for people (``candidate_name``); never a staging path
 
     def to_dict(self) -> dict:
         """The stable JSON shape: score, max_score, exercises[{id, score, max_score, tests[...]}]."""
@@ -72,6 +82,44 @@ class Report:
         for ex, raw in zip(self.exercises, data["exercises"]):
             raw["status"] = ex.status
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Report:
+        """The report that ``to_dict`` wrote (fields an older kit did not write take their defaults)."""
+        known = {f.name for f in fields(cls)} - {"exercises"}
+        exercises = []
+        for raw in data.get("exercises", []):
+            tests = [TestResult(**{k: t[k] for k in t if k in _TEST_FIELDS}) for t in raw.get("tests", [])]
+            exercises.append(ExerciseResult(raw["id"], raw.get("score", 0.0), raw.get("max_score", 0.0), tests,
+                                            raw.get("code"), raw.get("similarity")))
+        return cls(**{k: v for k, v in data.items() if k in known}, exercises=exercises)
+
+
+_TEST_FIELDS = {f.name for f in fields(TestResult)}
+
+
+def candidate_name(path: Path, manifest: dict | None = None) -> str:
+    """Who handed in ``path``: the take-home manifest's ``candidate`` when it names one, else the
+    submission's own name (a zip's without ``.zip``; for a folder named ``exercises``, the folder
+    it was handed in as)."""
+    named = manifest.get("candidate") if manifest else None
+    if isinstance(named, str) and named.strip():
+        return named.strip()
+    path = Path(path).absolute()
+    if path.name == "exercises" and path.parent.name:
+        path = path.parent
+    return path.stem if path.suffix.lower() in (".zip", ".ipynb") else path.name
+
+
+def submitted_code(path: Path) -> str | None:
+    """The module at ``path`` as the grader stages it, cut at ``MAX_CODE_CHARS``; None when it is
+    not staged (missing, a symbolic link, larger than the sandbox takes)."""
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_MODULE_BYTES:
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if len(text) > MAX_CODE_CHARS:
+        text = text[:MAX_CODE_CHARS] + f"\n# [{len(text) - MAX_CODE_CHARS} more characters not kept in the report]\n"
+    return text
 
 
 def select_exercises(ids: list[str] | None) -> list[catalog.Exercise]:
@@ -163,8 +211,11 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     exercises = select_exercises(exercise_ids)
     limits = limits or Limits()
     started = time.monotonic()
+    code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
     run = run_tests(submission.resolve(), exercises, limits, hide=list(hide), fork=fork)
     results, problems = _fold(run, exercises, limits)
+    for result in results:
+        result.code = code[result.id]
     if problems and not any(t.status == "passed" for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n"
                         + _redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
@@ -174,7 +225,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     test_time = sum(r.get("duration", 0.0) for r in run.records if r.get("event") == "result")
     return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
                   results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
-                  flags, round(test_time, 3))
+                  flags, round(test_time, 3), candidate_name(submission))
 
 
 def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limits: Limits | None = None,
@@ -184,7 +235,8 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
     The exercises graded are ``exercise_ids``, else those of the take-home manifest the
     submission carries (``grader.intake``), else the whole catalog. Problems of the intake (no
     exercise module found, zip entries left out) head the report's problems; near copies of the
-    reference solutions are flagged. ``report.submission`` is ``path`` as given.
+    reference solutions are flagged. ``report.submission`` is ``path`` as given,
+    ``report.candidate`` is ``candidate_name`` of it.
 
     Raises:
         SubmissionError: ``path`` is missing, neither a folder nor a zip, or an unusable zip.
@@ -204,7 +256,8 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
                     f"kit does not have (the bundle came from kit version "
                     f"{opened.manifest.get('kit_version', 'unknown')}); grade with --exercise ID")
         report = score_submission(opened.root, ids, limits=limits, hide=hide, fork=fork)
-        flag_near_copies(report)  # while an unpacked copy still exists
+    flag_near_copies(report)
     report.problems[:0] = opened.problems
     report.submission = str(path)
+    report.candidate = candidate_name(path, opened.manifest)
     return report
