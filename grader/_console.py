@@ -1,0 +1,34 @@
+"""The grader's terminal: rich tables and colour on a terminal, plain text everywhere else.
+
+Commands print their plain-text rendering (stable, parseable: CI logs, pipes, files) unless
+``Console.is_terminal``; rich itself honours ``NO_COLOR`` (no colour), ``FORCE_COLOR`` and
+``TERM=dumb``. Tests get a terminal with ``Console(force_terminal=True)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rich.console import Console
+
+# One style per state, wherever a state is shown.
+STATE_STYLES = {
+    "done": "bold green",
+    "public checks pass": "cyan",
+    "failing": "red",
+    "not started": "yellow",
+    "missing": "magenta",
+    "error": "bold magenta",
+}
+
+
+def console(file: TextIO | None = None) -> Console:
+    """A console on ``file`` (default: stdout) for the grader's output."""
+    return Console(file=file or sys.stdout, highlight=False)
+
+
+def styled(state: str) -> str:
+    """``state`` in rich markup, in its colour."""
+    style = STATE_STYLES.get(state)
+    return f"[{style}]{state}[/]" if style else state
