@@ -50,6 +50,7 @@ class _Progress:
     first_failure: str = ""
     not_started_because: str = ""
     tests: set[str] = field(default_factory=set)
+    hidden_ran: bool = False  # some of its hidden tests ran (a maintainer's run, not a learner's)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -431,6 +432,7 @@ class _ReportCollector:
                             "not_started": not_started, "duration": round(duration, 4)})
         progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
         progress.tests.add(report.nodeid)
+        progress.hidden_ran |= _visibility(ex, item) == "hidden"
         if status == "passed":
             progress.passed += 1
         elif status != "skipped":
@@ -448,26 +450,47 @@ class _ReportCollector:
         finally:
             # Outermost wrapper: the progress summary comes after pytest's own short summary.
             if not self.config.getoption("grading"):
-                _print_progress(terminalreporter, self.config.stash[_PROGRESS])
+                _print_progress(terminalreporter, self.config.stash[_PROGRESS], self.config.stash[_IMPL_ROOT])
 
 
-def _print_progress(tr, progress: dict[str, _Progress]) -> None:
+def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path) -> None:
+    """Per exercise: done, passing, failing or not started. Passing tests alone never make an
+    exercise *done*: only full marks in the remembered full check (hidden tests included, see
+    ``grader.progress``) of the module's current content do."""
     if not progress:
         return
+    from grader import progress as remembered
+
+    store = remembered.Store()
     tr.section("tensor-drills progress", sep="─")
-    done = 0
+    done = passing = 0
+    hidden_absent = False
+    width = len("public checks pass")
     for ex_id, p in progress.items():
         total = p.passed + p.failed
         if p.failed == 0:
-            done += 1
-            tr.write_line(f"  done         {ex_id:<44} {p.passed}/{total} tests", green=True)
+            ex = catalog.get_exercise(ex_id)
+            full = store.full(ex, remembered.file_digest(impl_root / ex.relpath))
+            if full is not None and full.done:
+                done += 1
+                tr.write_line(f"  {'done':<{width}}  {ex_id:<44} {p.passed}/{total} tests, "
+                              f"full check {full.points}", green=True)
+                continue
+            passing += 1
+            hidden_absent |= not remembered.has_full_check(ex)
+            label = "tests pass" if p.hidden_ran else "public checks pass"
+            tr.write_line(f"  {label:<{width}}  {ex_id:<44} {p.passed}/{total} tests", cyan=True)
         elif p.passed == 0 and p.not_started == p.failed:
-            tr.write_line(f"  not started  {ex_id:<44} {p.not_started_because}",
-                          yellow=True)
+            tr.write_line(f"  {'not started':<{width}}  {ex_id:<44} {p.not_started_because}", yellow=True)
         else:
-            tr.write_line(f"  failing      {ex_id:<44} {p.passed}/{total} tests  "
+            tr.write_line(f"  {'failing':<{width}}  {ex_id:<44} {p.passed}/{total} tests  "
                           f"(first failure: {p.first_failure})", red=True)
-    tr.write_line(f"{done}/{len(progress)} exercises done", bold=True)
+    summary = f"{done}/{len(progress)} exercises done"
+    if passing:
+        summary += (f"; {passing} pass their tests here, which is not done: "
+                    + ("the hidden tests run when your work is graded" if hidden_absent
+                       else "`grader status --full` runs the full check (hidden tests too)"))
+    tr.write_line(summary, bold=True)
 
 
 @pytest.hookimpl(trylast=True)
