@@ -8,9 +8,10 @@ Commands print their plain-text rendering (stable, parseable: CI logs, pipes, fi
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # One style per state, wherever a state is shown.
 STATE_STYLES = {
@@ -25,6 +26,8 @@ STATE_STYLES = {
 
 def console(file: TextIO | None = None) -> Console:
     """A console on ``file`` (default: stdout) for the grader's output."""
+    from rich.console import Console  # here: commands that print no table never import rich
+
     return Console(file=file or sys.stdout, highlight=False)
 
 

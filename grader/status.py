@@ -210,6 +210,27 @@ def _state(public: progress.PublicCheck | None, full: progress.FullCheck | None)
             progress.ERROR: ERROR}[public.state]
 
 
+def _status(ex: catalog.Exercise, root: Path, public: progress.PublicCheck | None,
+            full: progress.FullCheck | None, store: progress.Store, remembered: bool) -> ExerciseStatus:
+    if public is None:
+        return ExerciseStatus(ex, MISSING, progress.PublicCheck(MISSING, detail=f"no file {ex.relpath} in {root}"))
+    note = ""
+    if full is None and public.state != progress.NOT_STARTED:
+        note = (NO_HIDDEN_TESTS if not progress.has_full_check(ex)
+                else CHANGED if store.ever_fully_checked(ex) else NOT_CHECKED)
+    return ExerciseStatus(ex, _state(public, full), public, full, note, remembered)
+
+
+def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -> ExerciseStatus | None:
+    """What is remembered of ``ex`` in ``root``, running nothing; None when the module's current
+    content was never checked."""
+    digest = progress.file_digest(Path(root) / ex.relpath)
+    public = store.public(ex, digest) if digest else None
+    if digest is not None and public is None:
+        return None
+    return _status(ex, Path(root), public, store.full(ex, digest), store, True)
+
+
 def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
                 store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
     """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
@@ -272,19 +293,8 @@ def collect(root: Path, exercises: list[catalog.Exercise], *, full: bool = False
         problems += _full_check(root, to_check, digests, store, timeout_s, test_timeout_s)
         fulls.update({ex.id: store.full(ex, digests[ex.id]) for ex in to_check})
     store.save()
-    statuses = []
-    for ex in exercises:
-        public, checked = publics.get(ex.id), fulls[ex.id]
-        note = ""
-        if checked is None and public is not None and public.state != progress.NOT_STARTED:
-            note = (NO_HIDDEN_TESTS if not progress.has_full_check(ex)
-                    else CHANGED if store.ever_fully_checked(ex) else NOT_CHECKED)
-        if public is None:
-            public_missing = progress.PublicCheck(MISSING, detail=f"no file {ex.relpath} in {root}")
-            statuses.append(ExerciseStatus(ex, MISSING, public_missing, None, note))
-            continue
-        statuses.append(ExerciseStatus(ex, _state(public, checked), public, checked, note,
-                                       ex.id in remembered))
+    statuses = [_status(ex, root, publics.get(ex.id), fulls[ex.id], store, ex.id in remembered)
+                for ex in exercises]
     return Progress(root, statuses, round(time.monotonic() - started, 2), problems,
                     ran_public=len(to_run), ran_full=len(to_check))
 
