@@ -24,11 +24,14 @@ STATE_STYLES = {
 }
 
 
-def console(file: TextIO | None = None) -> Console:
-    """A console on ``file`` (default: stdout) for the grader's output."""
+def console(file: TextIO | None = None, *, force_terminal: bool | None = None) -> Console:
+    """A console on ``file`` (default: stdout) for the grader's output; ``force_terminal`` as
+    rich's (None: whether ``file`` is a terminal)."""
     from rich.console import Console  # here: commands that print no table never import rich
 
-    return Console(file=file or sys.stdout, highlight=False)
+    out = Console(file=file or sys.stdout, highlight=False, force_terminal=force_terminal)
+    out.soft_wrap = not out.is_terminal  # a log keeps long lines whole; a terminal wraps them
+    return out
 
 
 def styled(state: str) -> str:

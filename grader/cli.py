@@ -240,10 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--max-minutes", type=MINUTES, metavar="N", help="only exercises of at most N minutes")
     lst.set_defaults(func=_cmd_list)
 
-    # Learner (status, hint, reset) and hiring (release) commands live in their own modules.
-    from grader import mutants, release, status, stubs
+    # Learner (status, watch, hint, reset, attempts, restore) and hiring (release) commands live
+    # in their own modules.
+    from grader import mutants, release, status, stubs, watch
 
-    for module in (status, stubs, release, mutants):
+    for module in (status, watch, stubs, release, mutants):
         module.register(sub)
     # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
     from grader import gradescope, nbgrader_export

@@ -32,6 +32,7 @@ STATE_DIR = ".grader"
 PROGRESS_FILE = "progress.json"
 FORMAT = 1
 KEPT_PER_EXERCISE = 8  # results kept per exercise and kind (public, full), newest first
+MESSAGE_CHARS = 2000  # of a first failure's message
 
 # The public check's outcome for one module's content.
 PASS, FAIL, NOT_STARTED, ERROR = "pass", "fail", "not started", "error"
@@ -82,6 +83,7 @@ class PublicCheck:
     passed: int = 0
     failed: int = 0
     detail: str = ""  # the first failing test and what it said, or why no test ran
+    message: str = ""  # the first failure's whole message (the learner's frames included)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class FullCheck:
     score: float
     max_score: float
     first_failure: str = ""  # "test name: first line of its message"
+    message: str = ""  # the first failure's whole message, as grader score shows it
 
     @property
     def done(self) -> bool:
@@ -197,11 +200,11 @@ class Store:
 def full_check_of(result) -> FullCheck:
     """A ``scoring.ExerciseResult`` as a remembered full check."""
     first = next((t for t in result.tests if t.status not in ("passed", "not_run")), None)
-    gist = ""
-    if first is not None:
-        lines = (first.message or first.status).strip().splitlines()
-        gist = f"{first.name}: {lines[0][:160] if lines else first.status}"
-    return FullCheck(result.score, result.max_score, gist)
+    if first is None:
+        return FullCheck(result.score, result.max_score)
+    lines = (first.message or first.status).strip().splitlines()
+    gist = f"{first.name}: {lines[0][:160] if lines else first.status}"
+    return FullCheck(result.score, result.max_score, gist, first.message[:MESSAGE_CHARS])
 
 
 def public_check_of(result) -> PublicCheck:
@@ -215,7 +218,8 @@ def public_check_of(result) -> PublicCheck:
     if failed:
         lines = (failed[0].message or failed[0].status).strip().splitlines()
         detail = f"{failed[0].name.split('::', 1)[-1]}: {lines[0][:120] if lines else failed[0].status}"
-        return PublicCheck(FAIL, len(public) - len(failed), len(failed), detail)
+        return PublicCheck(FAIL, len(public) - len(failed), len(failed), detail,
+                           failed[0].message[:MESSAGE_CHARS])
     return PublicCheck(PASS, len(public))
 
 

@@ -178,7 +178,7 @@ def _public_check(ex: catalog.Exercise, collected: list[dict], results: dict[str
         return progress.PublicCheck(progress.ERROR, detail="its public tests could not be collected (run: "
                                     f"pytest {ex.public_tests.relative_to(catalog.KIT_ROOT)})")
     passed = failed = not_started = 0
-    detail = ""
+    detail = message = ""
     for rec in collected:
         res = results.get(rec["nodeid"])
         if res is None:
@@ -189,13 +189,15 @@ def _public_check(ex: catalog.Exercise, collected: list[dict], results: dict[str
         elif res["status"] != "skipped":
             failed += 1
             not_started += bool(res.get("not_started"))
-            detail = detail or f"{rec['nodeid'].split('::', 1)[-1]}: {_gist(res)[:120]}"
+            if not detail:
+                detail = f"{rec['nodeid'].split('::', 1)[-1]}: {_gist(res)[:120]}"
+                message = (res.get("message") or "")[:progress.MESSAGE_CHARS]
     if failed == 0:
         return (progress.PublicCheck(progress.PASS, passed) if passed
                 else progress.PublicCheck(progress.ERROR, detail="every public test was skipped"))
     if passed == 0 and not_started == failed:
         return progress.PublicCheck(progress.NOT_STARTED, failed=failed)
-    return progress.PublicCheck(progress.FAIL, passed, failed, detail)
+    return progress.PublicCheck(progress.FAIL, passed, failed, detail, message)
 
 
 def _state(public: progress.PublicCheck | None, full: progress.FullCheck | None) -> str:
