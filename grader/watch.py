@@ -99,6 +99,9 @@ class Watcher:
         elif s.state == status.MISSING:
             self.say(f"missing: {head}", "magenta")
             self.say(f"  no file {path}: `grader reset {ex.id}` puts the stub back")
+        elif s.state == status.ERROR:
+            self.say(f"error: {head}", "bold magenta")
+            self.say(f"  {s.detail}")
         elif s.state == status.PUBLIC_PASS:
             self.say(f"public checks pass: {head}", "cyan")
             self.say("  this kit has no hidden tests for it: they run when your work is graded")
@@ -106,10 +109,10 @@ class Watcher:
             full_failed = s.full is not None and s.public is not None and s.public.state == progress.PASS
             if full_failed:
                 self.say(f"failing: {head}: public checks pass, full check {s.full.points}", "red")
-                name, message = s.full.first_failure.split(":", 1)[0], s.full.message
+                name, message = s.full.first_failure.split(": ", 1)[0], s.full.message
             else:
                 self.say(f"failing: {head}: {s.public_text} public checks", "red")
-                name, message = s.public.detail.split(":", 1)[0], s.public.message or s.public.detail
+                name, message = s.public.detail.split(": ", 1)[0], s.public.message or s.public.detail
             self.say(f"first failing check: {name}", "bold")
             self.say(message.strip())
             self.say(f"  edit {path}")
