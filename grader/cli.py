@@ -88,8 +88,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- learner: `grader list` shows each exercise's remembered state (grader.progress); runs nothing. ---
 def _cmd_list(args: argparse.Namespace) -> int:
-    # --- learner: each exercise's remembered state (grader.progress); nothing is run. ---
     from grader import progress, status
 
     rows = [ex for ex in catalog.load_catalog().values()
@@ -122,7 +122,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"{len(rows)} exercise(s), {done} done (remembered checks; `grader status` checks what changed)",
           file=sys.stderr)
     return 0
-    # --- end learner ---
+# --- end learner ---
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
