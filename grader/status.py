@@ -34,6 +34,7 @@ NOT_STARTED, MISSING, ERROR = "not started", "missing", "error"
 STATES = (DONE, PUBLIC_PASS, FAILING, NOT_STARTED, MISSING, ERROR)
 # What the full-check column says when no full check of the current content is remembered.
 NOT_CHECKED, CHANGED, NO_HIDDEN_TESTS = "not checked yet", "changed since last check", "no hidden tests here"
+ALL_DONE = "Every selected exercise is done: full marks in the full check."
 
 
 @dataclass
@@ -336,7 +337,7 @@ def _footer(progress_: Progress) -> list[str]:
         lines.append("This kit has no hidden tests for some exercises: they run when your work is graded.")
     nxt = progress_.next_exercise()
     if nxt is None:
-        lines.append("Every selected exercise is done: full marks in the full check.")
+        lines.append(ALL_DONE)
     else:
         ex = nxt.exercise
         lines.append(f"next: {ex.id} ({ex.difficulty}, {ex.minutes} min): {ex.title}")

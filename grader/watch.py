@@ -24,10 +24,7 @@ from grader import _console, catalog, progress, status
 from grader._options import POSITIVE_SECONDS
 
 DEBOUNCE_MS = 300  # an editor's save is often several writes; wait for them to settle
-
-
-class WatchError(ValueError):
-    """watch cannot start: a bad folder, an unknown exercise, or watchfiles is not installed."""
+RECHECK_MS = 1000  # without events, look at the modules' digests this often anyway
 
 
 class Watcher:
@@ -47,13 +44,18 @@ class Watcher:
         self.console.print(Text(text, style=style))
         self.console.file.flush()
 
-    def exercise_for(self, path: Path) -> catalog.Exercise | None:
-        """The selected exercise whose module ``path`` is."""
-        try:
-            rel = Path(path).resolve().relative_to(self.root)
-        except ValueError:
-            return None
-        return next((ex for ex in self.exercises if ex.relpath == rel), None)
+    def edited(self) -> list[catalog.Exercise]:
+        """The exercises whose module changed since it was last seen, the latest saved last."""
+        now = progress.module_digests(self.root, self.exercises)
+        changed = [ex for ex in self.exercises if now[ex.id] != self.seen.get(ex.id)]
+        self.seen.update(now)
+
+        def saved_at(ex: catalog.Exercise) -> float:
+            try:
+                return (self.root / ex.relpath).stat().st_mtime
+            except OSError:
+                return 0.0
+        return sorted(changed, key=saved_at)
 
     def first(self, start: catalog.Exercise | None) -> catalog.Exercise | None:
         """Where to begin: ``start``, else the next exercise not done (checking what changed)."""
@@ -78,7 +80,7 @@ class Watcher:
         if self.console.is_terminal:
             self.console.clear()
         self.say(f"checking {ex.id}...", "dim")
-        self.seen[ex.id] = progress.file_digest(self.root / ex.relpath)
+        self.seen[ex.id] = progress.file_digest(self.root / ex.relpath)  # a save during the check counts
         found = status.collect(self.root, [ex], full=True, timeout_s=self.timeout_s,
                                test_timeout_s=self.test_timeout_s)
         result = found.exercises[0]
@@ -117,32 +119,41 @@ class Watcher:
             self.say(message.strip())
             self.say(f"  edit {path}")
 
+    def settle(self, current: catalog.Exercise) -> catalog.Exercise | None:
+        """Check ``current``; while it is done, move on to the next one and check that. Returns
+        the exercise to work on, None (after saying so) when every one is done."""
+        while self.check(current).state == status.DONE:
+            current = self.next_after(current)
+            if current is None:
+                self.say(status.ALL_DONE, "bold green")
+                return None
+            self.say(f"next: {current.id}", "bold")
+        return current
+
     def run(self, start: catalog.Exercise | None, *, stop_event: threading.Event | None = None) -> int:
         """Check, then watch and check again on every save until all is done; returns the exit
         status (0: all done or stopped)."""
         import watchfiles
 
         current = self.first(start)
-        while current is not None and self.check(current).state == status.DONE:
-            current = self.next_after(current)
+        self.seen = progress.module_digests(self.root, self.exercises)
         if current is None:
-            self.say("Every selected exercise is done: full marks in the full check.", "bold green")
+            self.say(status.ALL_DONE, "bold green")
+            return 0
+        current = self.settle(current)
+        if current is None:
             return 0
         self.say(f"watching {self.root} for saves (Ctrl-C to stop)", "dim")
         try:
-            for changes in watchfiles.watch(self.root, watch_filter=watchfiles.PythonFilter(),
-                                            debounce=DEBOUNCE_MS, stop_event=stop_event):
-                edited = [ex for ex in dict.fromkeys(self.exercise_for(Path(p)) for _, p in sorted(changes)) if ex]
-                edited = [ex for ex in edited if progress.file_digest(self.root / ex.relpath) != self.seen.get(ex.id)]
+            # Events only wake the loop; the digests say what changed. A periodic wake-up also
+            # catches a save made before the watcher started or an event a file system dropped.
+            for _ in watchfiles.watch(self.root, watch_filter=watchfiles.PythonFilter(), debounce=DEBOUNCE_MS,
+                                      rust_timeout=RECHECK_MS, yield_on_timeout=True, stop_event=stop_event):
+                edited = self.edited()
                 if not edited:
                     continue
-                current = current if current in edited else edited[-1]
-                while current is not None and self.check(current).state == status.DONE:
-                    current = self.next_after(current)
-                    if current is not None:
-                        self.say(f"next: {current.id}", "bold")
+                current = self.settle(current if current in edited else edited[-1])
                 if current is None:
-                    self.say("Every selected exercise is done: full marks in the full check.", "bold green")
                     return 0
                 self.say(f"watching {self.root} for saves (Ctrl-C to stop)", "dim")
         except KeyboardInterrupt:

@@ -54,7 +54,10 @@ class Output:
     def wait_for(self, text: str, timeout: float = WAIT_S) -> str:
         deadline = time.monotonic() + timeout
         while True:
-            line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))  # queue.Empty: too slow
+            try:
+                line = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {text!r} within {timeout:g} s:\n" + "\n".join(self.lines)) from None
             if line is None:
                 raise AssertionError(f"the process ended before printing {text!r}:\n" + "\n".join(self.lines))
             self.lines.append(line)
