@@ -175,3 +175,28 @@ def test_the_store_survives_a_damaged_or_unwritable_file(tmp_path, monkeypatch):
 def test_filters_that_match_nothing_are_an_error(capsys):
     assert main(["status", "--topic", "no-such-topic"]) == 2
     assert "no exercise matches" in capsys.readouterr().err
+
+
+def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsys):
+    from grader.scoring import ExerciseResult, Report, TestResult
+
+    hidden_fails = ExerciseResult(FROM_DATA.id, 3.0, 5.0, [
+        TestResult("test_from_data.py::test_a", "passed", 3.0, 3.0, "visible"),
+        TestResult("test_from_data_hidden.py::test_b", "failed", 0.0, 2.0, "hidden", "b is wrong\nmore")])
+    untouched = ExerciseResult(CREATION.id, 0.0, 4.0, [
+        TestResult("test_creation_ops.py::test_c", "failed", 0.0, 4.0, "visible", "not started: stub")])
+    report = Report("exercises", 3.0, 9.0, [hidden_fails, untouched], 1.0)
+    monkeypatch.setattr("grader.scoring.score_path", lambda *args, **kwargs: report)
+    assert main(["score", "-e", FROM_DATA.id, "-e", CREATION.id]) == 0
+    capsys.readouterr()
+    store = progress.Store()
+    full = store.full(FROM_DATA, progress.file_digest(FROM_DATA.stub))
+    assert full == progress.FullCheck(3.0, 5.0, "test_from_data_hidden.py::test_b: b is wrong", "b is wrong\nmore")
+    assert store.public(FROM_DATA, progress.file_digest(FROM_DATA.stub)).state == progress.PASS
+    assert store.public(CREATION, progress.file_digest(CREATION.stub)).state == progress.NOT_STARTED
+    rows = {ex.id: status.remembered_status(ex, catalog.KIT_ROOT / "exercises", store) for ex in (FROM_DATA, CREATION)}
+    assert rows[FROM_DATA.id].state == "failing" and rows[CREATION.id].state == "not started"
+    # Another folder's score is not the learner's work: nothing is remembered for it.
+    monkeypatch.setenv(progress.STATE_ENV, str(progress.state_dir().parent / "other-state"))
+    assert main(["score", str(catalog.KIT_ROOT / "examples" / "submission"), "-e", FROM_DATA.id]) == 0
+    assert not (progress.state_dir() / progress.PROGRESS_FILE).exists()
