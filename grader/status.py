@@ -323,8 +323,9 @@ def _footer(progress_: Progress) -> list[str]:
     """The totals, what to run for the full check, the next exercise and the problems."""
     total = len(progress_.exercises)
     counts = ", ".join(f"{progress_.count(state)} {state}" for state in STATES[1:] if progress_.count(state))
-    ran = (f"{progress_.ran_public} public check(s) run, the rest remembered"
-           if progress_.ran_public < total else "every public check run")
+    ran = ("every public check remembered" if progress_.ran_public == 0
+           else "every public check run" if progress_.ran_public == total
+           else f"{progress_.ran_public} public check(s) run, the rest remembered")
     if progress_.ran_full:
         ran += f", {progress_.ran_full} full check(s) run"
     lines = [f"{progress_.count(DONE)}/{total} exercises done" + (f", {counts}" if counts else "")
