@@ -200,3 +200,16 @@ def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsy
     monkeypatch.setenv(progress.STATE_ENV, str(progress.state_dir().parent / "other-state"))
     assert main(["score", str(catalog.KIT_ROOT / "examples" / "submission"), "-e", FROM_DATA.id]) == 0
     assert not (progress.state_dir() / progress.PROGRESS_FILE).exists()
+
+
+def test_the_pytest_summary_calls_done_only_a_whole_suite_that_passed():
+    """Public and hidden tests passing in a learner's run is done; with some left out, it is not."""
+    files = [str(BROADCASTING.public_tests), str(BROADCASTING.hidden_tests)]
+    whole = run_python("-m", "pytest", "-p", "no:cacheprovider", *files, "--impl-root=solutions")
+    assert f"  {'done':<18}  {BROADCASTING.id}" in whole.stdout and "public and hidden" in whole.stdout
+    some = run_python("-m", "pytest", "-p", "no:cacheprovider", *files, "--impl-root=solutions", "-k", "not affine")
+    assert some.returncode == 0 and f"  {'tests pass':<18}  {BROADCASTING.id}" in some.stdout
+    assert "0/1 exercises done; 1 pass their tests here, which is not done" in some.stdout
+    named = run_python("-m", "pytest", "-p", "no:cacheprovider", f"{files[0]}::test_batched_affine_matches_linear",
+                       files[1], "--impl-root=solutions")
+    assert f"  {'tests pass':<18}  {BROADCASTING.id}" in named.stdout
