@@ -105,3 +105,19 @@ def test_list_plain_and_on_a_terminal(capsys, monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert main(["list", "--topic", "tensors"]) == 0
     assert ANSI.search(capsys.readouterr().out)
+
+
+def test_a_console_forced_to_a_terminal_draws_rich_and_a_file_gets_plain_soft_wrapped_lines(monkeypatch):
+    import io
+
+    from grader import _console
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    forced = _console.console(io.StringIO(), force_terminal=True)
+    assert forced.is_terminal and not forced.soft_wrap
+    formats.print_table(_report(), forced)
+    assert COLOUR.search(forced.file.getvalue())
+    plain = _console.console(io.StringIO())
+    assert not plain.is_terminal and plain.soft_wrap  # a log keeps a long message on one line
+    plain.print("x" * 300)
+    assert plain.file.getvalue() == "x" * 300 + "\n"
