@@ -47,6 +47,20 @@ def state_dir() -> Path:
     return Path(os.environ[STATE_ENV]) if os.environ.get(STATE_ENV) else catalog.KIT_ROOT / STATE_DIR
 
 
+def ensure_state_dir() -> Path:
+    """The state folder, made if needed, with a ``.gitignore`` that keeps it out of the kit's git.
+
+    Raises:
+        OSError: it cannot be made.
+    """
+    folder = state_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# The grader's learner state: never part of the kit.\n*\n", encoding="utf-8")
+    return folder
+
+
 def file_digest(path: Path) -> str | None:
     """SHA-256 of the file's bytes; None when there is no such file."""
     try:
@@ -183,10 +197,9 @@ class Store:
         for ex_id, kind, entry in self._changed:
             self._put(merged, ex_id, kind, entry)
         try:
+            if self.path.parent == state_dir():
+                ensure_state_dir()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.path.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# The grader's learner state: never part of the kit.\n*\n", encoding="utf-8")
             fd, tmp = tempfile.mkstemp(prefix=".progress-", dir=self.path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"format": FORMAT, "exercises": merged}, handle, indent=1, sort_keys=True)

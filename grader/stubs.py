@@ -183,6 +183,7 @@ def keep(ex: catalog.Exercise, content: bytes) -> Attempt:
     number = existing[-1].number + 1 if existing else 1
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
+        progress.ensure_state_dir()
         attempts_dir(ex).mkdir(parents=True, exist_ok=True)
         while True:
             path = attempts_dir(ex) / f"{number:03d}-{stamp}.py"

@@ -138,7 +138,7 @@ def test_the_store_keys_results_by_content_and_tests(tmp_path):
     store.remember_full(FROM_DATA, "a" * 64, progress.FullCheck(3, 4, "test_x: wrong"))
     assert store.full(FROM_DATA, "a" * 64) == progress.FullCheck(3, 4, "test_x: wrong")
     assert store.full(FROM_DATA, "b" * 64) is None and store.full(CREATION, "a" * 64) is None
-    assert store.save() and (path.parent / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert store.save() and (path.parent / ".gitignore").read_text().splitlines()[-1] == "*"  # the state folder
     assert progress.Store(path).full(FROM_DATA, "a" * 64).points == "3/4"
     # Another process's results are merged, not overwritten.
     other = progress.Store(path)

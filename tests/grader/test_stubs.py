@@ -58,6 +58,7 @@ def test_reset_restores_one_module_and_keeps_the_learners_version(tmp_path, caps
     [kept] = stubs.attempts(EX)
     assert kept.number == 1 and kept.path.read_text() == "# my attempt\n"
     assert kept.path.is_relative_to(tmp_path / "state" / "attempts" / EX.id)
+    assert (tmp_path / "state" / ".gitignore").read_text().splitlines()[-1] == "*"  # never committed
     out = capsys.readouterr().out
     assert f"your version is kept as attempt 1: {kept.path}" in out
     assert f"grader restore {EX.id} 1" in out
