@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import __version__, catalog, similarity
+from grader import __version__, _console, catalog, similarity
 from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS, number
 
 
@@ -41,12 +41,22 @@ def _cmd_score(args: argparse.Namespace) -> int:
         report = score_notebook(Path(submission), args.exercise, limits=limits,
                                 warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
     else:
+        # --- learner: the kit's own exercises/ is the learner's work; remember the result. ---
+        from grader import progress
+
+        own = Path(submission).resolve() == (catalog.KIT_ROOT / "exercises").resolve()
+        digests = progress.module_digests(Path(submission), list(catalog.load_catalog().values())) if own else {}
         report = scoring.score_path(submission, args.exercise, limits=limits)
+        if own:
+            progress.remember_report(report, digests)
+        # --- end learner ---
     text = formats.render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.format} report to {args.output}: "
               f"{report.score:g}/{report.max_score:g}", file=sys.stderr)
+    elif args.format == "table" and (console := _console.console()).is_terminal:
+        formats.print_table(report, console)
     else:
         sys.stdout.write(text)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -79,17 +89,41 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- learner: `grader list` shows each exercise's remembered state (grader.progress); runs nothing. ---
 def _cmd_list(args: argparse.Namespace) -> int:
+    from grader import progress, status
+
     rows = [ex for ex in catalog.load_catalog().values()
             if (not args.framework or ex.framework == args.framework)
             and (not args.topic or ex.topic == args.topic)
             and (not args.difficulty or ex.difficulty == args.difficulty)
             and (args.max_minutes is None or ex.minutes <= args.max_minutes)]
-    width = max([len(ex.id) for ex in rows] + [2])
-    for ex in rows:
-        print(f"{ex.id:<{width}}  {ex.difficulty:<6}  {ex.minutes:>3} min  {ex.title}")
-    print(f"{len(rows)} exercise(s)", file=sys.stderr)
+    store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
+    states = {ex.id: status.remembered_status(ex, root, store) for ex in rows}
+    marks = {i: s.state if s else "not checked" for i, s in states.items()}
+    console = _console.console()
+    if console.is_terminal:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(show_edge=False, pad_edge=False)
+        for name in ("exercise", "level", "min", "state", "title"):
+            table.add_column(name, justify="right" if name == "min" else "left", no_wrap=name != "title")
+        for ex in rows:
+            table.add_row(ex.id, ex.difficulty, str(ex.minutes),
+                          Text(marks[ex.id], style=_console.STATE_STYLES.get(marks[ex.id], "dim")), ex.title)
+        console.print(table)
+    else:
+        width = max([len(ex.id) for ex in rows] + [2])
+        mark_width = max([len(m) for m in marks.values()] + [4])
+        for ex in rows:
+            print(f"{ex.id:<{width}}  {ex.difficulty:<6}  {ex.minutes:>3} min  {marks[ex.id]:<{mark_width}}  "
+                  f"{ex.title}")
+    done = sum(m == "done" for m in marks.values())
+    print(f"{len(rows)} exercise(s), {done} done (remembered checks; `grader status` checks what changed)",
+          file=sys.stderr)
     return 0
+# --- end learner ---
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -203,18 +237,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="grading runs at once (default: 2)")
     ver.set_defaults(func=_cmd_verify)
 
-    lst = sub.add_parser("list", help="list the exercises, with filters",
-                         description="List the exercises of the catalog.")
+    lst = sub.add_parser("list", help="list the exercises, with filters and your progress",
+                         description="List the exercises of the catalog, with each one's state from "
+                                     "the remembered checks of your exercises/ (done, public checks "
+                                     "pass, failing, not started, or not checked: its current "
+                                     "content was never checked; `grader status` checks it). Runs "
+                                     "nothing.")
     lst.add_argument("--framework", choices=catalog.FRAMEWORKS)
     lst.add_argument("--topic", help="e.g. tensors, autograd, nn, losses, optim")
     lst.add_argument("--difficulty", choices=catalog.DIFFICULTIES)
     lst.add_argument("--max-minutes", type=MINUTES, metavar="N", help="only exercises of at most N minutes")
     lst.set_defaults(func=_cmd_list)
 
-    # Learner (status, hint, reset) and hiring (release) commands live in their own modules.
-    from grader import mutants, release, status, stubs
+    # Learner (status, watch, hint, reset, attempts, restore) and hiring (release) commands live
+    # in their own modules.
+    from grader import mutants, release, status, stubs, watch
 
-    for module in (status, stubs, release, mutants):
+    for module in (status, watch, stubs, release, mutants):
         module.register(sub)
     # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
     from grader import gradescope, nbgrader_export

@@ -1,6 +1,7 @@
 """Render a scoring ``Report`` in the formats people already use.
 
-- ``table``: for a terminal.
+- ``table``: plain text for pipes, logs and files; on a terminal, ``print_table`` draws it with
+  rich (colour unless ``NO_COLOR``).
 - ``json``: the kit's stable shape (``Report.to_dict``).
 - ``gradescope``: Gradescope's ``results.json`` (autograder specification: top-level ``score``,
   ``execution_time``, ``output``, ``stdout_visibility``, ``tests[]`` with ``name``, ``score``,
@@ -38,21 +39,14 @@ def _first_line(text: str) -> str:
     return stripped.splitlines()[0] if stripped else ""
 
 
-def render_table(report: Report) -> str:
-    """A per-exercise table, the first failing test of each failing exercise, and the total."""
-    width = max([len(e.id) for e in report.exercises] + [8])
-    lines = [f"{'exercise':<{width}}  {'score':>9}  status", f"{'-' * width}  {'-' * 9}  {'-' * 11}"]
-    for ex in report.exercises:
-        score = f"{_num(ex.score)}/{_num(ex.max_score)}"
-        lines.append(f"{ex.id:<{width}}  {score:>9}  {ex.status}")
-        first = _first_failure(ex) if ex.status == "failing" else None
-        if first is not None:
-            lines.append(f"{'':<{width}}    first failure: {first.name}: "
-                         f"{(_first_line(first.message) or first.status)[:160]}")
+def _total(report: Report) -> str:
     pct = 100 * report.score / report.max_score if report.max_score else 0.0
-    lines.append(f"{'-' * width}  {'-' * 9}")
-    lines.append(f"{'total':<{width}}  {_num(report.score) + '/' + _num(report.max_score):>9}  "
-                 f"({pct:.1f}%) in {report.duration_s:.1f} s")
+    return f"({pct:.1f}%) in {report.duration_s:.1f} s"
+
+
+def _table_notes(report: Report) -> list[str]:
+    """The lines after the table: tests not run, public-only runs, problems, flags, sandbox."""
+    lines = []
     not_run = sum(t.status == "not_run" for e in report.exercises for t in e.tests)
     if not_run:
         lines.append(f"{not_run} CUDA test(s) not run on this machine (left out of the maximum)")
@@ -62,7 +56,54 @@ def render_table(report: Report) -> str:
     lines.extend(f"flag: {f}" for f in report.flags)
     lines.extend(f"ignored: {f}" for f in report.ignored_files)
     lines.extend(f"sandbox: {w}" for w in _sandbox_warnings(report))
+    return lines
+
+
+def _first_failure_text(ex: ExerciseResult) -> str:
+    first = _first_failure(ex) if ex.status == "failing" else None
+    return f"{first.name}: {(_first_line(first.message) or first.status)[:160]}" if first else ""
+
+
+def render_table(report: Report) -> str:
+    """A per-exercise table, the first failing test of each failing exercise, and the total: the
+    plain text for pipes, logs and files (``print_table`` draws it on a terminal)."""
+    width = max([len(e.id) for e in report.exercises] + [8])
+    lines = [f"{'exercise':<{width}}  {'score':>9}  status", f"{'-' * width}  {'-' * 9}  {'-' * 11}"]
+    for ex in report.exercises:
+        score = f"{_num(ex.score)}/{_num(ex.max_score)}"
+        lines.append(f"{ex.id:<{width}}  {score:>9}  {ex.status}")
+        first = _first_failure_text(ex)
+        if first:
+            lines.append(f"{'':<{width}}    first failure: {first}")
+    lines.append(f"{'-' * width}  {'-' * 9}")
+    lines.append(f"{'total':<{width}}  {_num(report.score) + '/' + _num(report.max_score):>9}  {_total(report)}")
+    lines.extend(_table_notes(report))
     return "\n".join(lines) + "\n"
+
+
+def print_table(report: Report, console) -> None:
+    """The score table on a terminal (a rich ``Console``): colour by status, the first failure
+    under each failing exercise, the total and the notes of ``render_table``."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from grader._console import STATE_STYLES
+
+    table = Table(show_edge=False, pad_edge=False, show_footer=True)
+    table.add_column("exercise", footer="total", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True,
+                     footer=f"{_num(report.score)}/{_num(report.max_score)}")
+    table.add_column("status", footer=_total(report))
+    for ex in report.exercises:
+        table.add_row(ex.id, f"{_num(ex.score)}/{_num(ex.max_score)}",
+                      Text(ex.status, style=STATE_STYLES.get(ex.status, "")))
+        first = _first_failure_text(ex)
+        if first:
+            table.add_row("", "", Text(f"first failure: {first}", style="dim"))
+    console.print(table)
+    note_styles = {"sandbox": "bold red", "problem": "bold red", "flag": "yellow"}
+    for line in _table_notes(report):
+        console.print(Text(line, style=note_styles.get(line.split(":", 1)[0], "")))
 
 
 def _sandbox_warnings(report: Report) -> list[str]:

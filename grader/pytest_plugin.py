@@ -51,6 +51,7 @@ class _Progress:
     first_failure: str = ""
     not_started_because: str = ""
     tests: set[str] = field(default_factory=set)
+    ran: set[str] = field(default_factory=set)  # visibilities that ran: visible (public), hidden
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -389,6 +390,13 @@ class _ReportCollector:
         self.pending: dict[str, list[pytest.TestReport]] = {}
         self.items: dict[str, pytest.Item] = {}
         self.next_item: dict[str, pytest.Item] = {}
+        self.deselected: set[str] = set()  # exercises some of whose tests -k/-m/--deselect left out
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            ex = catalog.exercise_for_test_file(Path(str(item.path)))
+            if ex is not None:
+                self.deselected.add(ex.id)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -428,6 +436,7 @@ class _ReportCollector:
                             "not_started": not_started, "duration": round(duration, 4)})
         progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
         progress.tests.add(report.nodeid)
+        progress.ran.add(_visibility(ex, item))
         if status == "passed":
             progress.passed += 1
         elif status != "skipped":
@@ -445,26 +454,53 @@ class _ReportCollector:
         finally:
             # Outermost wrapper: the progress summary comes after pytest's own short summary.
             if not self.config.getoption("grading"):
-                _print_progress(terminalreporter, self.config.stash[_PROGRESS])
+                # Test ids named on the command line (file.py::test_x) leave the rest out too.
+                named = {ex.id for arg in self.config.args if "::" in arg
+                         if (ex := catalog.exercise_for_test_file(Path(arg.split("::")[0]).resolve()))}
+                _print_progress(terminalreporter, self.config.stash[_PROGRESS], self.config.stash[_IMPL_ROOT],
+                                partial=self.deselected | named)
 
 
-def _print_progress(tr, progress: dict[str, _Progress]) -> None:
+def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path, partial: set[str]) -> None:
+    """Per exercise: done, passing, failing or not started. Passing tests alone never make an
+    exercise *done*: only full marks in the remembered full check (``grader.progress``) of the
+    module's current content do, or every public and hidden test of it passing in this run
+    (none of them left out: ``partial`` names the exercises some of whose tests were)."""
     if not progress:
         return
+    from grader import progress as remembered
+
+    store = remembered.Store()
     tr.section("tensor-drills progress", sep="─")
-    done = 0
+    done = passing = 0
+    hidden_absent = False
+    width = len("public checks pass")
     for ex_id, p in progress.items():
         total = p.passed + p.failed
         if p.failed == 0:
-            done += 1
-            tr.write_line(f"  done         {ex_id:<44} {p.passed}/{total} tests", green=True)
+            ex = catalog.get_exercise(ex_id)
+            full = store.full(ex, remembered.file_digest(impl_root / ex.relpath))
+            whole_suite = {"visible", "hidden"} <= p.ran and ex_id not in partial
+            if (full is not None and full.done) or whole_suite:
+                done += 1
+                how = "public and hidden" if whole_suite else f"full check {full.points}"
+                tr.write_line(f"  {'done':<{width}}  {ex_id:<44} {p.passed}/{total} tests, {how}", green=True)
+                continue
+            passing += 1
+            hidden_absent |= not remembered.has_full_check(ex)
+            label = "tests pass" if "hidden" in p.ran else "public checks pass"
+            tr.write_line(f"  {label:<{width}}  {ex_id:<44} {p.passed}/{total} tests", cyan=True)
         elif p.passed == 0 and p.not_started == p.failed:
-            tr.write_line(f"  not started  {ex_id:<44} {p.not_started_because}",
-                          yellow=True)
+            tr.write_line(f"  {'not started':<{width}}  {ex_id:<44} {p.not_started_because}", yellow=True)
         else:
-            tr.write_line(f"  failing      {ex_id:<44} {p.passed}/{total} tests  "
+            tr.write_line(f"  {'failing':<{width}}  {ex_id:<44} {p.passed}/{total} tests  "
                           f"(first failure: {p.first_failure})", red=True)
-    tr.write_line(f"{done}/{len(progress)} exercises done", bold=True)
+    summary = f"{done}/{len(progress)} exercises done"
+    if passing:
+        summary += (f"; {passing} pass their tests here, which is not done: "
+                    + ("the hidden tests run when your work is graded" if hidden_absent
+                       else "`grader status --full` runs the full check (hidden tests too)"))
+    tr.write_line(summary, bold=True)
 
 
 @pytest.hookimpl(trylast=True)

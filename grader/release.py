@@ -279,9 +279,9 @@ shows the commands without running them.
 ```
 pytest                                  # the public tests of every task
 pytest {test_path}   # one task
-grader status                           # progress: done / failing / not started
+grader status                           # progress: public checks pass / failing / not started
 grader hint {first.id}       # the hints of a task
-grader reset {first.id}      # start a task over (keeps a .bak copy)
+grader reset {first.id}      # start a task over (your version is kept: grader attempts)
 ```
 
 The public tests are a small sample. Your submission is also graded with hidden tests that check

@@ -1,11 +1,18 @@
 """``grader status``: a learner's progress over the exercises, like ``rustlings list``.
 
-Fast enough to run after every edit: it runs only the *public* tests, all exercises in one pytest
-child (learner mode, ``--impl-root DIR``), and reads each test's outcome from the plugin's JSON
-report channel (``--report-fd``, pointed at a temporary file), never from pytest's text output.
-"Done" therefore means "passes its public tests"; ``grader score`` also runs the hidden ones.
+Per exercise it shows two checks (see ``grader.progress``): the *public check* (its public tests,
+in learner mode) and the *full check* (public and hidden tests in the grader's sandbox, as
+``grader score`` runs them), and calls an exercise *done* only when the full check of the
+module's current content gave full marks.
 
-This module imports neither torch nor TensorFlow: only the child does.
+Fast enough to run after every edit: results are remembered per content digest, so only
+exercises whose module changed run again; the public tests of those run all in one pytest child
+(``--impl-root DIR``), whose outcomes come from the plugin's JSON report channel (``--report-fd``,
+pointed at a temporary file), never from pytest's text output. The full check (``--full``) runs
+the hidden tests of the exercises whose public checks pass and whose full check is not
+remembered, in one sandboxed grading run.
+
+This module imports neither torch nor TensorFlow: only the children do.
 """
 
 from __future__ import annotations
@@ -19,25 +26,70 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import catalog
+from grader import _console, catalog, progress
 from grader._options import POSITIVE_SECONDS
 
-DONE, FAILING, NOT_STARTED, MISSING, ERROR = "done", "failing", "not started", "missing", "error"
+DONE, PUBLIC_PASS, FAILING = "done", "public checks pass", "failing"
+NOT_STARTED, MISSING, ERROR = "not started", "missing", "error"
+STATES = (DONE, PUBLIC_PASS, FAILING, NOT_STARTED, MISSING, ERROR)
+# What the full-check column says when no full check of the current content is remembered.
+NOT_CHECKED, CHANGED, NO_HIDDEN_TESTS = "not checked yet", "changed since last check", "no hidden tests here"
+ALL_DONE = "Every selected exercise is done: full marks in the full check."
 
 
 @dataclass
 class ExerciseStatus:
     exercise: catalog.Exercise
-    state: str  # done | failing | not started | missing | error
-    passed: int = 0
-    failed: int = 0
-    detail: str = ""  # the first failing test, or why no test ran
+    state: str  # one of STATES
+    public: progress.PublicCheck | None = None  # None: the module is missing
+    full: progress.FullCheck | None = None  # the full check of the current content, if remembered
+    full_note: str = ""  # why there is no full result: NOT_CHECKED, CHANGED, NO_HIDDEN_TESTS
+    remembered: bool = False  # the public check came from memory, not from this run
+
+    @property
+    def passed(self) -> int:
+        return self.public.passed if self.public else 0
+
+    @property
+    def failed(self) -> int:
+        return self.public.failed if self.public else 0
+
+    @property
+    def detail(self) -> str:
+        """What to look at: the first failure (hidden checks' once the public ones pass)."""
+        if self.state == FAILING and self.public and self.public.state == progress.PASS and self.full:
+            return f"full check {self.full.points}; first failure: {self.full.first_failure}"
+        if self.state == FAILING and self.public:
+            return (f"{self.passed}/{self.passed + self.failed} public checks pass; "
+                    f"first failure: {self.public.detail}")
+        return self.public.detail if self.public and self.state != NOT_STARTED else ""
+
+    @property
+    def public_text(self) -> str:
+        """The public-check column: pass 3/3, fail 1/3, not started, missing, error."""
+        if self.public is None:
+            return MISSING
+        total = self.public.passed + self.public.failed
+        if self.public.state in (progress.PASS, progress.FAIL):
+            return f"{self.public.state} {self.public.passed}/{total}"
+        return self.public.state
+
+    @property
+    def full_text(self) -> str:
+        """The full-check column: the score of the current content, or why there is none."""
+        if self.full is not None:
+            return self.full.points
+        return self.full_note or "-"
 
     def to_dict(self) -> dict:
         ex = self.exercise
         return {"id": ex.id, "state": self.state, "passed": self.passed, "failed": self.failed,
-                "detail": self.detail, "title": ex.title, "difficulty": ex.difficulty,
-                "minutes": ex.minutes}
+                "detail": self.detail, "public": self.public.state if self.public else MISSING,
+                "full": None if self.full is None else {
+                    "score": self.full.score, "max_score": self.full.max_score,
+                    "first_failure": self.full.first_failure},
+                "full_note": self.full_note, "remembered": self.remembered,
+                "title": ex.title, "difficulty": ex.difficulty, "minutes": ex.minutes}
 
 
 @dataclass
@@ -46,6 +98,8 @@ class Progress:
     exercises: list[ExerciseStatus]
     duration_s: float
     problems: list[str] = field(default_factory=list)
+    ran_public: int = 0  # exercises whose public tests ran now (the rest were remembered)
+    ran_full: int = 0  # exercises fully checked now
 
     def count(self, state: str) -> int:
         return sum(s.state == state for s in self.exercises)
@@ -57,9 +111,14 @@ class Progress:
         return min(todo, default=None, key=lambda s: (
             catalog.DIFFICULTIES.index(s.exercise.difficulty), order.get(s.exercise.id, 0)))
 
+    def awaiting_full_check(self) -> list[ExerciseStatus]:
+        """Exercises whose public checks pass but whose current content has no full check."""
+        return [s for s in self.exercises if s.state == PUBLIC_PASS and s.full_note != NO_HIDDEN_TESTS]
+
     def to_dict(self) -> dict:
         nxt = self.next_exercise()
         return {"root": str(self.root), "duration_s": self.duration_s, "problems": self.problems,
+                "ran_public": self.ran_public, "ran_full": self.ran_full,
                 "next": nxt.exercise.id if nxt else None,
                 "exercises": [s.to_dict() for s in self.exercises]}
 
@@ -114,97 +173,221 @@ def _gist(result: dict) -> str:
     return (marked or lines)[0]
 
 
-def _fold(ex: catalog.Exercise, collected: list[dict], results: dict[str, dict]) -> ExerciseStatus:
+def _public_check(ex: catalog.Exercise, collected: list[dict], results: dict[str, dict]) -> progress.PublicCheck:
+    """One exercise's public check from the child's records."""
     if not collected:
-        return ExerciseStatus(ex, ERROR, detail="its public tests could not be collected "
-                                                f"(run: pytest {ex.public_tests.relative_to(catalog.KIT_ROOT)})")
-    status = ExerciseStatus(ex, NOT_STARTED)
-    not_started = 0
+        return progress.PublicCheck(progress.ERROR, detail="its public tests could not be collected (run: "
+                                    f"pytest {ex.public_tests.relative_to(catalog.KIT_ROOT)})")
+    passed = failed = not_started = 0
+    detail = message = ""
     for rec in collected:
         res = results.get(rec["nodeid"])
         if res is None:
-            status.failed += 1
-            status.detail = status.detail or f"{rec['nodeid'].split('::', 1)[-1]}: no result (crashed?)"
+            failed += 1
+            detail = detail or f"{rec['nodeid'].split('::', 1)[-1]}: no result (crashed?)"
         elif res["status"] == "passed":
-            status.passed += 1
+            passed += 1
         elif res["status"] != "skipped":
-            status.failed += 1
+            failed += 1
             not_started += bool(res.get("not_started"))
-            status.detail = status.detail or f"{rec['nodeid'].split('::', 1)[-1]}: {_gist(res)[:120]}"
-    if status.failed == 0:
-        status.state, status.detail = (DONE, "") if status.passed else (ERROR, "every public test was skipped")
-    elif status.passed == 0 and not_started == status.failed:
-        status.state, status.detail = NOT_STARTED, ""
-    else:
-        status.state = FAILING
-    return status
+            if not detail:
+                detail = f"{rec['nodeid'].split('::', 1)[-1]}: {_gist(res)[:120]}"
+                message = (res.get("message") or "")[:progress.MESSAGE_CHARS]
+    if failed == 0:
+        return (progress.PublicCheck(progress.PASS, passed) if passed
+                else progress.PublicCheck(progress.ERROR, detail="every public test was skipped"))
+    if passed == 0 and not_started == failed:
+        return progress.PublicCheck(progress.NOT_STARTED, failed=failed)
+    return progress.PublicCheck(progress.FAIL, passed, failed, detail, message)
 
 
-def collect(root: Path, exercises: list[catalog.Exercise], *, timeout_s: float = 600.0,
-            test_timeout_s: float = 60.0) -> Progress:
-    """Run the public tests of ``exercises`` against ``root`` (laid out like exercises/)."""
+def _state(public: progress.PublicCheck | None, full: progress.FullCheck | None) -> str:
+    """The exercise's state: done only on full marks in the full check of the current content."""
+    if public is None:
+        return MISSING
+    if public.state == progress.NOT_STARTED:
+        return NOT_STARTED
+    if full is not None:
+        return DONE if full.done else FAILING
+    return {progress.PASS: PUBLIC_PASS, progress.FAIL: FAILING, progress.NOT_STARTED: NOT_STARTED,
+            progress.ERROR: ERROR}[public.state]
+
+
+def _status(ex: catalog.Exercise, root: Path, public: progress.PublicCheck | None,
+            full: progress.FullCheck | None, store: progress.Store, remembered: bool) -> ExerciseStatus:
+    if public is None:
+        return ExerciseStatus(ex, MISSING, progress.PublicCheck(MISSING, detail=f"no file {ex.relpath} in {root}"))
+    note = ""
+    if full is None and public.state != progress.NOT_STARTED:
+        note = (NO_HIDDEN_TESTS if not progress.has_full_check(ex)
+                else CHANGED if store.ever_fully_checked(ex) else NOT_CHECKED)
+    return ExerciseStatus(ex, _state(public, full), public, full, note, remembered)
+
+
+def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -> ExerciseStatus | None:
+    """What is remembered of ``ex`` in ``root``, running nothing; None when the module's current
+    content was never checked."""
+    digest = progress.file_digest(Path(root) / ex.relpath)
+    public = store.public(ex, digest) if digest else None
+    if digest is not None and public is None:
+        return None
+    return _status(ex, Path(root), public, store.full(ex, digest), store, True)
+
+
+def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
+                store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
+    """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
+    from grader import scoring
+    from grader.sandbox import Limits
+
+    report = scoring.score_submission(root, [ex.id for ex in exercises],
+                                      limits=Limits(wall_s=timeout_s, test_s=test_timeout_s))
+    progress.remember_report(report, digests, store)
+    return [f"full check: {p}" for p in report.problems]
+
+
+def collect(root: Path, exercises: list[catalog.Exercise], *, full: bool = False, rerun: bool = False,
+            timeout_s: float = 600.0, test_timeout_s: float = 60.0,
+            store: progress.Store | None = None) -> Progress:
+    """The status of ``exercises`` in ``root`` (laid out like exercises/).
+
+    Public checks are remembered per module digest: only modules without a remembered result
+    (all of them with ``rerun``) run their public tests. With ``full``, the exercises whose public
+    checks pass and whose full check is not remembered (or all of those, with ``rerun``) are
+    graded with their hidden tests too.
+    """
     started = time.monotonic()
     root = Path(root).resolve()
-    runnable = [ex for ex in exercises if (root / ex.relpath).is_file() and ex.public_tests.is_file()]
-    records, output, code = _run_public_tests(root, runnable, timeout_s, test_timeout_s) if runnable else ([], "", 0)
-    results = {r["nodeid"]: r for r in records if r.get("event") == "result"}
-    collected: dict[str, list[dict]] = {}
-    for rec in records:
-        if rec.get("event") == "collected":
-            collected.setdefault(rec["exercise"], []).append(rec)
-    statuses = []
+    store = store or progress.Store()
+    digests = progress.module_digests(root, exercises)
+    publics: dict[str, progress.PublicCheck] = {}
+    remembered: set[str] = set()
     for ex in exercises:
-        if not (root / ex.relpath).is_file():
-            statuses.append(ExerciseStatus(ex, MISSING, detail=f"no file {ex.relpath} in {root}"))
-        elif not ex.public_tests.is_file():
-            statuses.append(ExerciseStatus(ex, ERROR, detail="the kit has no public tests for it"))
-        else:
-            statuses.append(_fold(ex, collected.get(ex.id, []), results))
-    problems = []
-    if runnable and (code not in (0, 1) or not any(r.get("event") == "finished" for r in records)):
-        problems.append(f"the public test run ended abnormally (exit code {code}); its last output:\n"
-                        + output[-2000:])
-    return Progress(root, statuses, round(time.monotonic() - started, 2), problems)
+        if digests[ex.id] is None:
+            continue
+        if not ex.public_tests.is_file():
+            publics[ex.id] = progress.PublicCheck(progress.ERROR, detail="the kit has no public tests for it")
+            continue
+        known = None if rerun else store.public(ex, digests[ex.id])
+        if known is not None:
+            publics[ex.id] = known
+            remembered.add(ex.id)
+    to_run = [ex for ex in exercises if digests[ex.id] is not None and ex.id not in publics]
+    problems: list[str] = []
+    if to_run:
+        records, output, code = _run_public_tests(root, to_run, timeout_s, test_timeout_s)
+        results = {r["nodeid"]: r for r in records if r.get("event") == "result"}
+        collected: dict[str, list[dict]] = {}
+        for rec in records:
+            if rec.get("event") == "collected":
+                collected.setdefault(rec["exercise"], []).append(rec)
+        finished = code in (0, 1) and any(r.get("event") == "finished" for r in records)
+        for ex in to_run:
+            publics[ex.id] = _public_check(ex, collected.get(ex.id, []), results)
+            if finished:  # an interrupted run's verdicts are not worth remembering
+                store.remember_public(ex, digests[ex.id], publics[ex.id])
+        if not finished:
+            problems.append(f"the public test run ended abnormally (exit code {code}); its last output:\n"
+                            + output[-2000:])
+    fulls = {ex.id: None if rerun else store.full(ex, digests[ex.id]) for ex in exercises}
+    to_check = [ex for ex in exercises if full and progress.has_full_check(ex) and fulls[ex.id] is None
+                and ex.id in publics and publics[ex.id].state == progress.PASS]
+    if to_check:
+        problems += _full_check(root, to_check, digests, store, timeout_s, test_timeout_s)
+        fulls.update({ex.id: store.full(ex, digests[ex.id]) for ex in to_check})
+    store.save()
+    statuses = [_status(ex, root, publics.get(ex.id), fulls[ex.id], store, ex.id in remembered)
+                for ex in exercises]
+    return Progress(root, statuses, round(time.monotonic() - started, 2), problems,
+                    ran_public=len(to_run), ran_full=len(to_check))
 
 
-def render(progress: Progress) -> str:
-    """The progress view: one block per topic with counts per difficulty, then the next step."""
-    lines = [f"tensor-drills progress in {progress.root} (public tests only)", ""]
+def _by_topic(exercises: list[ExerciseStatus]) -> dict[str, list[ExerciseStatus]]:
     topics: dict[str, list[ExerciseStatus]] = {}
-    for s in progress.exercises:
+    for s in exercises:
         topics.setdefault(f"{s.exercise.framework}.{s.exercise.topic}", []).append(s)
-    width = max([len(s.exercise.stem) for s in progress.exercises] + [4])
-    for topic, rows in topics.items():
-        per_level = []
-        for level in catalog.DIFFICULTIES:
-            of_level = [s for s in rows if s.exercise.difficulty == level]
-            if of_level:
-                per_level.append(f"{level} {sum(s.state == DONE for s in of_level)}/{len(of_level)}")
-        done = sum(s.state == DONE for s in rows)
-        lines.append(f"{topic}: {done}/{len(rows)} done   ({', '.join(per_level)})")
-        for s in rows:
-            ex = s.exercise
-            detail = s.detail
-            if s.state == FAILING:
-                detail = f"{s.passed}/{s.passed + s.failed} public tests pass; first failure: {s.detail}"
-            lines.append(f"  {s.state:<11}  {ex.stem:<{width}}  {ex.difficulty:<6} {ex.minutes:>3} min  "
-                         f"{detail or ex.title}")
-        lines.append("")
-    total = len(progress.exercises)
-    counts = ", ".join(f"{progress.count(state)} {state}" for state in (FAILING, NOT_STARTED, MISSING, ERROR)
-                       if progress.count(state))
-    lines.append(f"{progress.count(DONE)}/{total} exercises done" + (f", {counts}" if counts else "")
-                 + f"  ({progress.duration_s:.1f} s)")
-    nxt = progress.next_exercise()
+    return topics
+
+
+def _topic_line(topic: str, rows: list[ExerciseStatus]) -> str:
+    per_level = []
+    for level in catalog.DIFFICULTIES:
+        of_level = [s for s in rows if s.exercise.difficulty == level]
+        if of_level:
+            per_level.append(f"{level} {sum(s.state == DONE for s in of_level)}/{len(of_level)}")
+    done = sum(s.state == DONE for s in rows)
+    return f"{topic}: {done}/{len(rows)} done   ({', '.join(per_level)})"
+
+
+def _footer(progress_: Progress) -> list[str]:
+    """The totals, what to run for the full check, the next exercise and the problems."""
+    total = len(progress_.exercises)
+    counts = ", ".join(f"{progress_.count(state)} {state}" for state in STATES[1:] if progress_.count(state))
+    ran = ("every public check remembered" if progress_.ran_public == 0
+           else "every public check run" if progress_.ran_public == total
+           else f"{progress_.ran_public} public check(s) run, the rest remembered")
+    if progress_.ran_full:
+        ran += f", {progress_.ran_full} full check(s) run"
+    lines = [f"{progress_.count(DONE)}/{total} exercises done" + (f", {counts}" if counts else "")
+             + f"  ({progress_.duration_s:.1f} s; {ran})"]
+    waiting = progress_.awaiting_full_check()
+    if waiting:
+        lines.append(f"{len(waiting)} exercise(s) pass their public checks: `grader status --full` "
+                     "runs their hidden tests too (done means full marks there)")
+    if any(s.state == PUBLIC_PASS and s.full_note == NO_HIDDEN_TESTS for s in progress_.exercises):
+        lines.append("This kit has no hidden tests for some exercises: they run when your work is graded.")
+    nxt = progress_.next_exercise()
     if nxt is None:
-        lines.append("Every selected exercise passes its public tests: run `grader score` for the "
-                     "hidden tests too.")
+        lines.append(ALL_DONE)
     else:
         ex = nxt.exercise
         lines.append(f"next: {ex.id} ({ex.difficulty}, {ex.minutes} min): {ex.title}")
-        lines.append(f"      edit {progress.root / ex.relpath}; `grader hint {ex.id}` shows hints")
-    lines.extend(f"problem: {p}" for p in progress.problems)
+        lines.append(f"      edit {progress_.root / ex.relpath}; `grader hint {ex.id}` shows hints")
+    lines.extend(f"problem: {p}" for p in progress_.problems)
+    return lines
+
+
+def render(progress_: Progress) -> str:
+    """The plain-text progress view (pipes, logs): per topic, counts per difficulty, then per
+    exercise its state, public check, full check and what to look at; then the next step."""
+    lines = [f"tensor-drills progress in {progress_.root}", ""]
+    width = max([len(s.exercise.stem) for s in progress_.exercises] + [4])
+    public_w = max([len(s.public_text) for s in progress_.exercises] + [6])
+    full_w = max([len(s.full_text) for s in progress_.exercises] + [4])
+    state_w = max(len(state) for state in STATES)
+    for topic, rows in _by_topic(progress_.exercises).items():
+        lines.append(_topic_line(topic, rows))
+        for s in rows:
+            ex = s.exercise
+            lines.append(f"  {s.state:<{state_w}}  {ex.stem:<{width}}  {ex.difficulty:<6} {ex.minutes:>3} min  "
+                         f"public {s.public_text:<{public_w}}  full {s.full_text:<{full_w}}  "
+                         f"{s.detail or ex.title}")
+        lines.append("")
+    lines.extend(_footer(progress_))
     return "\n".join(lines) + "\n"
+
+
+def print_rich(progress_: Progress, console) -> None:
+    """The progress view on a terminal: a coloured table per topic, then the footer."""
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print(Text(f"tensor-drills progress in {progress_.root}", style="bold"))
+    for topic, rows in _by_topic(progress_.exercises).items():
+        table = Table(title=Text(_topic_line(topic, rows), style="bold"), title_justify="left",
+                      show_edge=False, pad_edge=False, expand=False)
+        for name, justify in (("state", "left"), ("exercise", "left"), ("level", "left"),
+                              ("min", "right"), ("public", "left"), ("full", "left"), ("", "left")):
+            table.add_column(name, justify=justify, no_wrap=name != "")
+        for s in rows:
+            ex = s.exercise
+            table.add_row(Text(s.state, style=_console.STATE_STYLES.get(s.state, "")), ex.stem, ex.difficulty,
+                          str(ex.minutes), s.public_text, Text(s.full_text, style="bold" if s.full else "dim"),
+                          Text(s.detail or ex.title, style="" if s.detail else "dim"))
+        console.print(table)
+    console.print()
+    for line in _footer(progress_):
+        console.print(Text(line, style="red" if line.startswith("problem:") else ""))
 
 
 def _cmd_status(args) -> int:
@@ -215,28 +398,42 @@ def _cmd_status(args) -> int:
     if not exercises:
         print("grader: error: no exercise matches these filters (see `grader list`)", file=sys.stderr)
         return 2
-    progress = collect(Path(args.dir), exercises, timeout_s=args.timeout,
-                       test_timeout_s=args.test_timeout)
-    sys.stdout.write(json.dumps(progress.to_dict(), indent=2) + "\n" if args.json else render(progress))
-    return 1 if progress.problems else 0
+    progress_ = collect(Path(args.dir), exercises, full=args.full, rerun=args.rerun,
+                        timeout_s=args.timeout, test_timeout_s=args.test_timeout)
+    console = _console.console()
+    if args.json:
+        sys.stdout.write(json.dumps(progress_.to_dict(), indent=2) + "\n")
+    elif console.is_terminal:
+        print_rich(progress_, console)
+    else:
+        sys.stdout.write(render(progress_))
+    return 1 if progress_.problems else 0
 
 
 def register(sub) -> None:
     """Add the ``status`` subcommand to the CLI's subparsers."""
     status = sub.add_parser(
         "status", help="your progress: which exercises are done, failing or not started",
-        description="Run the public tests of every exercise (in one quick pytest run) against DIR "
-                    "and show, per topic, what is done, failing or not started, with counts per "
-                    "difficulty and the next exercise to try (the easiest one not done). Done "
-                    "means the public tests pass; `grader score` also runs the hidden tests.")
+        description="Show, per topic and exercise, the public check (the public tests) and the full "
+                    "check (public and hidden tests, as `grader score` runs them) of DIR's modules, "
+                    "with counts per difficulty and the next exercise to try (the easiest one not "
+                    "done). An exercise is done only when the full check of its current content "
+                    "gave full marks. Results are remembered per file content in the kit's "
+                    ".grader/ folder: only changed exercises run again.")
     status.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
                         help="folder laid out like exercises/ (default: the kit's exercises/)")
     status.add_argument("--framework", choices=catalog.FRAMEWORKS)
     status.add_argument("--topic", action="append", metavar="TOPIC",
                         help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
+    status.add_argument("--full", action="store_true",
+                        help="also run the hidden tests of the exercises whose public checks pass and "
+                             "whose current content has no full check yet")
+    status.add_argument("--rerun", action="store_true",
+                        help="run the checks again instead of using remembered results")
     status.add_argument("--json", action="store_true", help="print the progress as JSON")
     status.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
-                        help="wall-clock limit of the whole run in seconds (default: 600)")
+                        help="wall-clock limit of each run (public tests, full check) in seconds "
+                             "(default: 600)")
     status.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
                         help="limit per test in seconds (default: 60)")
     status.set_defaults(func=_cmd_status)

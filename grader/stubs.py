@@ -10,18 +10,26 @@ do not reach. In order:
    work in the kit's checkout still gets the stub back, not their own last commit.
 3. ``grader/_stubs/<path>``: copies that ``grader release`` ships inside a bundle's grader
    package (a bundle has no git history). The kit's repository keeps no second copy.
+
+``reset`` and ``restore`` never lose a learner's code: the version they replace is kept first, as
+a numbered attempt in the kit's learner state (``.grader/attempts/<id>/<n>-<UTC time>.py``, see
+``grader.progress.state_dir``); ``grader attempts`` lists them and ``grader restore`` brings one
+back.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import shutil
+import os
+import re
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog
+from grader import catalog, progress
 
 PACKAGED_STUBS = Path(__file__).resolve().parent / "_stubs"
 GIT_HISTORY_DEPTH = 50
@@ -133,24 +141,133 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     return 0
 
 
-def reset(ex: catalog.Exercise, root: Path, from_dir: Path | None = None) -> tuple[Path, Path | None, str]:
-    """Overwrite ``root/<module>`` with the pristine stub; returns (module, backup or None, origin).
+@dataclass(frozen=True)
+class Attempt:
+    """A kept version of a learner's module."""
 
-    The previous file, when there was one and it differed, is kept as ``<module>.py.bak``.
+    number: int
+    path: Path
+    saved_at: str  # "2026-11-24 00:51:09 UTC"
+
+
+_ATTEMPT_NAME = re.compile(r"^(\d+)-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z\.py$")
+
+
+def attempts_dir(ex: catalog.Exercise) -> Path:
+    return progress.state_dir() / "attempts" / ex.id
+
+
+def attempts(ex: catalog.Exercise) -> list[Attempt]:
+    """The kept versions of ``ex``, oldest first."""
+    folder = attempts_dir(ex)
+    found = []
+    for path in folder.iterdir() if folder.is_dir() else ():
+        match = _ATTEMPT_NAME.match(path.name)
+        if match:
+            year, month, day, hour, minute, second = match.groups()[1:]
+            found.append(Attempt(int(match[1]), path, f"{year}-{month}-{day} {hour}:{minute}:{second} UTC"))
+    return sorted(found, key=lambda a: a.number)
+
+
+def keep(ex: catalog.Exercise, content: bytes) -> Attempt:
+    """Keep ``content`` as the next attempt of ``ex`` (or return the attempt already holding
+    exactly these bytes).
+
+    Raises:
+        StubError: the attempts folder cannot be written.
+    """
+    existing = attempts(ex)
+    for attempt in existing:
+        if attempt.path.read_bytes() == content:
+            return attempt
+    number = existing[-1].number + 1 if existing else 1
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    try:
+        progress.ensure_state_dir()
+        attempts_dir(ex).mkdir(parents=True, exist_ok=True)
+        while True:
+            path = attempts_dir(ex) / f"{number:03d}-{stamp}.py"
+            try:
+                with open(path, "xb") as handle:  # never overwrite: a racing reset takes the next number
+                    handle.write(content)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                break
+            except FileExistsError:
+                number += 1
+    except OSError as exc:
+        raise StubError(f"cannot keep your version of {ex.relpath} in {attempts_dir(ex)} ({exc}); "
+                        "nothing was changed") from exc
+    return next(a for a in attempts(ex) if a.path == path)
+
+
+def reset(ex: catalog.Exercise, root: Path, from_dir: Path | None = None) -> tuple[Path, Attempt | None, str]:
+    """Overwrite ``root/<module>`` with the pristine stub; returns (module, kept attempt or None,
+    origin of the stub).
+
+    The previous file, when there was one and it differed from the stub, is kept first as an
+    attempt (``keep``): if it cannot be kept, nothing changes.
     """
     if not root.is_dir():
         raise StubError(f"not a folder: {root}")
     text, origin = pristine_stub(ex, from_dir)
     target = root / ex.relpath
-    backup = None
+    kept = None
     if target.is_file():
-        if target.read_text(encoding="utf-8", errors="replace") == text:
+        current = target.read_bytes()
+        if current == text.encode("utf-8"):
             return target, None, origin
-        backup = target.with_name(target.name + ".bak")
-        shutil.copy2(target, backup)
+        kept = keep(ex, current)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    return target, backup, origin
+    return target, kept, origin
+
+
+def restore(ex: catalog.Exercise, root: Path, number: int | None = None) -> tuple[Path, Attempt, Attempt | None]:
+    """Put attempt ``number`` (default: the newest) back in ``root/<module>``; returns (module,
+    restored attempt, the attempt now keeping the replaced version or None).
+
+    The replaced version is kept first, unless it is the untouched stub or already kept.
+
+    Raises:
+        StubError: no such attempt, or the replaced version cannot be kept.
+    """
+    if not root.is_dir():
+        raise StubError(f"not a folder: {root}")
+    kept_versions = attempts(ex)
+    if not kept_versions:
+        raise StubError(f"no kept attempt of {ex.id} in {attempts_dir(ex)}")
+    chosen = kept_versions[-1] if number is None else next((a for a in kept_versions if a.number == number), None)
+    if chosen is None:
+        numbers = ", ".join(str(a.number) for a in kept_versions)
+        raise StubError(f"{ex.id} has no attempt {number} (kept: {numbers}; see `grader attempts {ex.id}`)")
+    target = root / ex.relpath
+    content = chosen.path.read_bytes()
+    kept = None
+    if target.is_file() and target.read_bytes() != content:
+        current = target.read_bytes()
+        try:
+            pristine = pristine_stub(ex)[0].encode("utf-8")
+        except StubError:
+            pristine = None
+        if current != pristine:
+            kept = keep(ex, current)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    return target, chosen, kept
+
+
+def _confirm(question: str, yes: bool) -> bool:
+    if yes:
+        return True
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    print("nothing changed (pass --yes to skip this question)", file=sys.stderr)
+    return False
 
 
 def _cmd_reset(args: argparse.Namespace) -> int:
@@ -158,20 +275,45 @@ def _cmd_reset(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     from_dir = Path(args.from_dir) if args.from_dir else None
     target = root / ex.relpath
-    if not args.yes:
-        try:
-            answer = input(f"Replace {target} with the untouched stub of {ex.id}? "
-                           f"(your version is kept as {target.name}.bak) [y/N] ")
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() not in ("y", "yes"):
-            print("not reset (pass --yes to skip this question)", file=sys.stderr)
-            return 1
-    module, backup, origin = reset(ex, root, from_dir)
-    if backup is None and module.is_file():
+    if not _confirm(f"Replace {target} with the untouched stub of {ex.id}? "
+                    f"(your version is kept in {attempts_dir(ex)})", args.yes):
+        return 1
+    module, kept, origin = reset(ex, root, from_dir)
+    if kept is None:
         print(f"{module} is the untouched stub (from {origin})")
     else:
-        print(f"reset {module} from {origin}" + (f"; your version is in {backup}" if backup else ""))
+        print(f"reset {module} from {origin}\nyour version is kept as attempt {kept.number}: {kept.path}\n"
+              f"(`grader attempts {ex.id}` lists them, `grader restore {ex.id} {kept.number}` brings it back)")
+    return 0
+
+
+def _cmd_attempts(args: argparse.Namespace) -> int:
+    exercises = [catalog.get_exercise(args.id)] if args.id else list(catalog.load_catalog().values())
+    shown = 0
+    for ex in exercises:
+        kept = attempts(ex)
+        if kept:
+            print(ex.id)
+        for attempt in kept:
+            lines = len(attempt.path.read_bytes().splitlines())
+            print(f"  {attempt.number:>3}  {attempt.saved_at}  {lines:>4} lines  {attempt.path}")
+        shown += len(kept)
+    if not shown:
+        print(f"no kept attempts{' of ' + args.id if args.id else ''} in {progress.state_dir() / 'attempts'} "
+              "(`grader reset` keeps your version there)", file=sys.stderr)
+    return 0
+
+
+def _cmd_restore(args: argparse.Namespace) -> int:
+    ex = catalog.get_exercise(args.id)
+    root = Path(args.dir)
+    which = f"attempt {args.number}" if args.number is not None else "your newest kept attempt"
+    if not _confirm(f"Replace {root / ex.relpath} with {which} of {ex.id}? "
+                    f"(the version there now is kept too)", args.yes):
+        return 1
+    module, chosen, kept = restore(ex, root, args.number)
+    print(f"restored attempt {chosen.number} ({chosen.saved_at}) to {module}"
+          + (f"\nthe version it replaced is kept as attempt {kept.number}: {kept.path}" if kept else ""))
     return 0
 
 
@@ -186,7 +328,7 @@ def _guarded(func):
 
 
 def register(sub) -> None:
-    """Add the ``hint`` and ``reset`` subcommands to the CLI's subparsers."""
+    """Add the ``hint``, ``reset``, ``attempts`` and ``restore`` subcommands to the CLI's subparsers."""
     hint = sub.add_parser(
         "hint", help="show the hints of an exercise",
         description="Print the Hints section of an exercise stub's docstring, with its title and "
@@ -198,10 +340,12 @@ def register(sub) -> None:
     hint.set_defaults(func=_guarded(_cmd_hint))
 
     rst = sub.add_parser(
-        "reset", help="restore one exercise to its untouched stub",
+        "reset", help="restore one exercise to its untouched stub (your version is kept)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Replace one exercise module in DIR with its untouched stub, leaving every "
-                    "other file alone; your version is kept as <module>.py.bak.\n\n"
+                    "other file alone. Your version is kept first, as a numbered attempt in the "
+                    "kit's .grader/attempts/<id>/: every reset keeps one, none is overwritten "
+                    "(`grader attempts`, `grader restore`).\n\n"
                     "The untouched stub comes from, in order:\n"
                     "  1. --from DIR, a folder laid out like exercises/ with untouched stubs;\n"
                     "  2. the kit's git history: the newest committed version that is still a\n"
@@ -215,3 +359,23 @@ def register(sub) -> None:
                      help="folder laid out like exercises/ holding the untouched stubs")
     rst.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     rst.set_defaults(func=_guarded(_cmd_reset))
+
+    att = sub.add_parser(
+        "attempts", help="list the versions of your code that reset and restore kept",
+        description="List the kept attempts (number, when it was kept, size, file), of one exercise "
+                    "or of all.")
+    att.add_argument("id", nargs="?", metavar="ID", help="exercise id (default: every exercise)")
+    att.set_defaults(func=_guarded(_cmd_attempts))
+
+    rsr = sub.add_parser(
+        "restore", help="bring back a kept attempt of one exercise",
+        description="Put a kept attempt (default: the newest) back as the exercise module in DIR. "
+                    "The version it replaces is kept as an attempt too, unless it is the untouched "
+                    "stub or already kept.")
+    rsr.add_argument("id", metavar="ID", help="exercise id, e.g. pytorch.tensors.broadcasting")
+    rsr.add_argument("number", nargs="?", type=int, metavar="N",
+                     help="the attempt's number, from `grader attempts ID` (default: the newest)")
+    rsr.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
+                     help="folder laid out like exercises/ (default: the kit's exercises/)")
+    rsr.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    rsr.set_defaults(func=_guarded(_cmd_restore))

@@ -12,10 +12,15 @@ def _pytest(*args: str):
     return run_python("-m", "pytest", "-p", "no:cacheprovider", *args)
 
 
+def _row(state: str) -> str:
+    """The start of the progress summary's row for EX in ``state``."""
+    return f"  {state:<18}  {EX.id}"
+
+
 def test_untouched_stub_is_reported_as_not_started_without_tracebacks():
     result = _pytest(str(EX.public_tests))
     assert result.returncode == 1
-    assert ("not started  pytorch.tensors.broadcasting                 "
+    assert (f"{_row('not started'):<66} "
             "pytorch/tensors/broadcasting.py still raises NotImplementedError") in result.stdout
     # One line per exercise, not a failure section per test; the run still fails and ends with
     # the progress summary.
@@ -25,11 +30,13 @@ def test_untouched_stub_is_reported_as_not_started_without_tracebacks():
     assert "Traceback" not in result.stdout
 
 
-def test_done_exercise_is_counted():
+def test_passing_public_tests_alone_is_not_done(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRILLS_STATE_DIR", str(tmp_path))  # nothing remembered
     result = _pytest(str(EX.public_tests), "--impl-root", "solutions")
     assert result.returncode == 0
-    assert "done         pytorch.tensors.broadcasting" in result.stdout
-    assert "1/1 exercises done" in result.stdout
+    assert _row("public checks pass") in result.stdout
+    assert "0/1 exercises done; 1 pass their tests here, which is not done" in result.stdout
+    assert "`grader status --full`" in result.stdout
 
 
 def test_hidden_failure_explains_without_showing_the_test_source(tmp_path):
@@ -37,7 +44,7 @@ def test_hidden_failure_explains_without_showing_the_test_source(tmp_path):
     root = make_submission(tmp_path, {EX: wrong})
     result = _pytest(str(EX.hidden_tests), "--impl-root", str(root))
     assert "returned a negative distance" in result.stdout
-    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+    assert _row("failing") in result.stdout
     source = EX.hidden_tests.read_text()
     leaked = [line.strip() for line in source.splitlines()
               if len(line.strip()) > 30 and line.strip() in result.stdout]
@@ -64,7 +71,7 @@ def test_torch_raising_not_implemented_is_a_failure_not_a_stub(tmp_path):
     result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
     assert "not started" not in result.stdout
     assert "NotImplementedError" in result.stdout
-    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+    assert _row("failing") in result.stdout
 
 
 def test_not_implemented_from_torch_on_the_learners_own_line_is_a_failure(tmp_path):
@@ -77,12 +84,12 @@ def test_not_implemented_from_torch_on_the_learners_own_line_is_a_failure(tmp_pa
     result = _pytest(str(EX.hidden_tests), "--impl-root", str(root), "-k", "affine_stays")
     assert "not started" not in result.stdout
     assert "NotImplementedError" in result.stdout
-    assert "failing      pytorch.tensors.broadcasting" in result.stdout
+    assert _row("failing") in result.stdout
 
 
 def test_a_missing_module_reads_as_not_started(tmp_path):
     result = _pytest(str(EX.public_tests), "--impl-root", str(tmp_path))
-    assert "not started  pytorch.tensors.broadcasting" in result.stdout
+    assert _row("not started") in result.stdout
     assert "no file pytorch/tensors/broadcasting.py" in result.stdout
 
 

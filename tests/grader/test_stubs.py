@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from grader import catalog, stubs
+from grader import catalog, progress, stubs
 from grader.cli import main
 from tests.helpers import make_submission
 
@@ -37,26 +37,91 @@ def test_hint_of_an_unknown_id_names_it(capsys):
     assert "'pytorch.tensors.nope'" in capsys.readouterr().err
 
 
+@pytest.fixture(autouse=True)
+def _state(tmp_path, monkeypatch):
+    """Kept attempts go to a fresh state folder, never the kit's own."""
+    monkeypatch.setenv(progress.STATE_ENV, str(tmp_path / "state"))
+
+
 def _work(tmp_path):
     return make_submission(tmp_path / "work", {EX: "# my attempt\n", OTHER: "# my other attempt\n"})
 
 
-def test_reset_restores_one_module_and_keeps_a_backup(tmp_path, capsys):
+KIT_STUBS = ["--from", str(catalog.KIT_ROOT / "exercises")]
+
+
+def test_reset_restores_one_module_and_keeps_the_learners_version(tmp_path, capsys):
     root = _work(tmp_path)
-    assert main(["reset", EX.id, str(root), "--yes", "--from", str(catalog.KIT_ROOT / "exercises")]) == 0
+    assert main(["reset", EX.id, str(root), "--yes", *KIT_STUBS]) == 0
     assert (root / EX.relpath).read_text() == STUB
-    assert (root / EX.relpath).with_name("broadcasting.py.bak").read_text() == "# my attempt\n"
     assert (root / OTHER.relpath).read_text() == "# my other attempt\n"
-    assert "your version is in" in capsys.readouterr().out
+    [kept] = stubs.attempts(EX)
+    assert kept.number == 1 and kept.path.read_text() == "# my attempt\n"
+    assert kept.path.is_relative_to(tmp_path / "state" / "attempts" / EX.id)
+    assert (tmp_path / "state" / ".gitignore").read_text().splitlines()[-1] == "*"  # never committed
+    out = capsys.readouterr().out
+    assert f"your version is kept as attempt 1: {kept.path}" in out
+    assert f"grader restore {EX.id} 1" in out
+
+
+def test_every_reset_keeps_its_own_version_and_none_is_overwritten(tmp_path):
+    root = _work(tmp_path)
+    for text in ("# first try\n", "# second try\n", "# first try\n", "# third try\n"):
+        (root / EX.relpath).write_text(text)
+        stubs.reset(EX, root, catalog.KIT_ROOT / "exercises")
+    # A version already kept is not kept twice; resetting the stub itself keeps nothing.
+    stubs.reset(EX, root, catalog.KIT_ROOT / "exercises")
+    kept = stubs.attempts(EX)
+    assert [a.number for a in kept] == [1, 2, 3]
+    assert [a.path.read_text() for a in kept] == ["# first try\n", "# second try\n", "# third try\n"]
+
+
+def test_restore_brings_back_an_attempt_and_keeps_the_replaced_version(tmp_path, capsys):
+    root = _work(tmp_path)
+    stubs.reset(EX, root, catalog.KIT_ROOT / "exercises")
+    (root / EX.relpath).write_text("# started over\n")
+    assert main(["restore", EX.id, "1", str(root), "--yes"]) == 0
+    assert (root / EX.relpath).read_text() == "# my attempt\n"
+    assert [a.path.read_text() for a in stubs.attempts(EX)] == ["# my attempt\n", "# started over\n"]
+    assert "kept as attempt 2" in capsys.readouterr().out
+    # The newest by default; the untouched stub it replaces is not kept as an attempt.
+    (root / EX.relpath).write_text(STUB)
+    module, chosen, kept = stubs.restore(EX, root)
+    assert chosen.number == 2 and kept is None and module.read_text() == "# started over\n"
+
+
+def test_restore_and_attempts_say_what_is_missing(tmp_path, capsys):
+    root = _work(tmp_path)
+    assert main(["restore", EX.id, "1", str(root), "--yes"]) == 2
+    assert f"no kept attempt of {EX.id}" in capsys.readouterr().err
+    stubs.reset(EX, root, catalog.KIT_ROOT / "exercises")
+    assert main(["restore", EX.id, "7", str(root), "--yes"]) == 2
+    assert "has no attempt 7 (kept: 1" in capsys.readouterr().err
+    assert main(["attempts", EX.id]) == 0
+    listed = capsys.readouterr().out
+    assert EX.id in listed and "    1  " in listed and "1 lines" in listed
+    assert main(["attempts", OTHER.id]) == 0
+    assert "no kept attempts of" in capsys.readouterr().err
+
+
+def test_a_version_that_cannot_be_kept_is_not_reset(tmp_path, monkeypatch, capsys):
+    root = _work(tmp_path)
+    blocker = tmp_path / "state-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(progress.STATE_ENV, str(blocker))
+    assert main(["reset", EX.id, str(root), "--yes", *KIT_STUBS]) == 2
+    assert "cannot keep your version" in capsys.readouterr().err
+    assert (root / EX.relpath).read_text() == "# my attempt\n"
 
 
 def test_reset_asks_first(tmp_path, monkeypatch, capsys):
     root = _work(tmp_path)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
-    assert main(["reset", EX.id, str(root), "--from", str(catalog.KIT_ROOT / "exercises")]) == 1
+    assert main(["reset", EX.id, str(root), *KIT_STUBS]) == 1
     assert (root / EX.relpath).read_text() == "# my attempt\n"
+    assert stubs.attempts(EX) == []
     monkeypatch.setattr("builtins.input", lambda prompt: "y")
-    assert main(["reset", EX.id, str(root), "--from", str(catalog.KIT_ROOT / "exercises")]) == 0
+    assert main(["reset", EX.id, str(root), *KIT_STUBS]) == 0
     assert (root / EX.relpath).read_text() == STUB
 
 
