@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from grader import __version__, _forkserver, catalog, formats, html_report, similarity
+from grader import __version__, _console, _forkserver, catalog, formats, html_report, similarity
 from grader.sandbox import Limits, kill_all
 from grader.scoring import Report, SubmissionError, score_path, select_exercises
 
@@ -204,13 +204,13 @@ class _Progress:
         self.total, self.done, self.stream = total, 0, stream
         self.started = time.monotonic()
         self.bar = None
-        if stream.isatty() and total:
-            from rich.console import Console
+        terminal = _console.console(stream) if total else None
+        if terminal is not None and terminal.is_terminal:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self.bar = Progress(TextColumn("[bold]grading"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
-                                console=Console(file=stream))
+                                console=terminal)
             self.task = self.bar.add_task("grading", total=total, last="")
             self.bar.start()
 
