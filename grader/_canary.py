@@ -170,12 +170,13 @@ def _wrong_gradient_function(torch):
     return Wrong
 
 
-def check(pluginmanager: Any, *, behaviour: bool = True) -> list[str]:
+def check(pluginmanager: Any, *, behaviour: bool = True, module: Any = None) -> list[str]:
     """What was tampered with since ``snapshot()``: an empty list when nothing was (or no
     snapshot was taken, i.e. no submitted code has run).
 
     The identity checks are cheap and meant for after every test; ``behaviour`` adds the
     behavioural canaries (tens of milliseconds), meant for the end of each exercise's tests.
+    ``module``: compare the globals of that test module only (after one of its tests), not of all.
     """
     if not _snapshot:
         return []
@@ -187,10 +188,13 @@ def check(pluginmanager: Any, *, behaviour: bool = True) -> list[str]:
             problems.append(f"{owner_path}.{name} was replaced")
         elif _codes.get((owner_path, name), None) is not getattr(value, "__code__", None):
             problems.append(f"the code of {owner_path}.{name} was replaced")
-    for module, names in _module_globals:
-        changed = [n for n, v in names.items() if vars(module).get(n, None) is not v]
+    for test_module, names in _module_globals:
+        if module is not None and test_module is not module:
+            continue
+        now = vars(test_module)
+        changed = [n for n, v in names.items() if now.get(n, None) is not v]
         if changed:
-            problems.append(f"globals of test module {module.__name__} were replaced: {', '.join(changed[:5])}")
+            problems.append(f"globals of test module {test_module.__name__} were replaced: {', '.join(changed[:5])}")
     added = [type(p).__name__ for p in pluginmanager.get_plugins() if id(p) not in _plugins]
     if added:
         problems.append(f"pytest plugin(s) registered by submitted code: {', '.join(added)}")

@@ -104,12 +104,14 @@ def _peer_is_us(sock: socket.socket) -> bool:
     return uid == os.geteuid()
 
 
-def serve(fd: int, policy: dict, modules: list[str]) -> None:
-    """Preload ``modules``, then fork a jailed child per request on the socket ``fd`` until stdin
-    or that socket closes."""
-    from grader._preload import warm
+def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None:
+    """Preload ``modules`` and collect the tests of the pytest command line ``session``, then fork
+    a jailed child per request on the socket ``fd`` until stdin or that socket closes."""
+    from grader import _preload
 
-    warm(modules)  # imports, and the caches its children's tests would otherwise each fill
+    _preload.warm(modules)  # imports, and the caches its children's tests would otherwise each fill
+    if session:
+        _preload.collect(session)
     if "pytest" in sys.modules:  # pytest's own plugins, which every child's session loads
         from _pytest.config import default_plugins
 
@@ -208,13 +210,12 @@ class ForkServer:
     """A running fork server that preloads ``modules`` (e.g. ``("torch",)``) and jails its
     children by ``policy``."""
 
-    def __init__(self, modules: tuple[str, ...], env: dict[str, str], policy: dict):
-        self.modules = modules
+    def __init__(self, modules: tuple[str, ...], env: dict[str, str], policy: dict, session: list[str] = ()):
         self._requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "grader._forkserver", str(theirs.fileno()),
-                 json.dumps(policy), *modules],
+                 json.dumps(policy), json.dumps(list(session)), *modules],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/",
                 pass_fds=(theirs.fileno(),))
         finally:
@@ -263,14 +264,15 @@ _servers: dict[tuple, ForkServer] = {}
 _lock = threading.Lock()
 
 
-def server_for(modules: tuple[str, ...], env: dict[str, str], policy: dict) -> ForkServer:
-    """The shared fork server preloading ``modules`` and jailing by ``policy`` (started on first
-    use, closed at exit)."""
-    key = (modules, json.dumps(policy, sort_keys=True))
+def server_for(modules: tuple[str, ...], env: dict[str, str], policy: dict,
+               session: list[str] = ()) -> ForkServer:
+    """The shared fork server preloading ``modules``, with the tests of the pytest command line
+    ``session`` collected, and jailing by ``policy`` (started on first use, closed at exit)."""
+    key = (modules, json.dumps(policy, sort_keys=True), tuple(session))
     with _lock:
         server = _servers.get(key)
         if server is None or not server.alive():
-            server = _servers[key] = ForkServer(modules, env, policy)
+            server = _servers[key] = ForkServer(modules, env, policy, session)
         return server
 
 
@@ -283,4 +285,4 @@ def close_all() -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:])
+    serve(int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])

@@ -249,6 +249,7 @@ def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
     """Whether the test failed because the learner's code still runs a stub's own
     ``raise NotImplementedError`` statement, or has no module. Torch raising it (an op the meta
     device cannot run), even from a line of the learner's code, is an ordinary failure."""
+    import linecache
     import traceback
 
     exc = excinfo.value
@@ -259,9 +260,12 @@ def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
             return False
     if isinstance(exc, MissingImplementation):
         return True
-    frames = traceback.extract_tb(exc.__traceback__)
-    return (bool(frames) and _inside(Path(frames[-1].filename), impl_root)
-            and bool(_STUB_RAISE.match(frames[-1].line or "")))
+    frames = list(traceback.walk_tb(exc.__traceback__))  # no source read, unlike extract_tb
+    if not frames:
+        return False
+    frame, line = frames[-1]  # where it was raised
+    filename = frame.f_code.co_filename
+    return _inside(Path(filename), impl_root) and bool(_STUB_RAISE.match(linecache.getline(filename, line).strip()))
 
 
 def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path, public_test: Path | None = None) -> str:
@@ -321,22 +325,34 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+def _is_skip(exc: BaseException) -> bool:
+    """Whether a test phase raised a skip (alone, or a group of nothing but skips)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(pytest.skip.Exception)[1] is None
+    return isinstance(exc, pytest.skip.Exception)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
+    """An exercise test's failure is reported with the learner's message, built here instead of
+    pytest's traceback rendering (which it would replace: that rendering was most of the cost of
+    grading an untouched stub)."""
     _leave_if_forked()
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
     ex = exercise_of(item)
-    if ex is None or call.excinfo is None or report.skipped:
-        return
+    if ex is None or call.excinfo is None or _is_skip(call.excinfo.value):
+        return None  # pytest's own report
     if _not_started(call.excinfo, item.config.stash[_IMPL_ROOT]):
         missing = call.excinfo.errisinstance(MissingImplementation)
-        report.longrepr = ("not started: " + (str(call.excinfo.value) if missing else
-                                              f"{ex.relpath} still raises NotImplementedError"))
-        report.user_properties.append(("not_started", True))
+        longrepr = ("not started: " + (str(call.excinfo.value) if missing else
+                                       f"{ex.relpath} still raises NotImplementedError"))
+        item.user_properties.append(("not_started", True))
     else:
         public = Path(str(item.path)).resolve() if _visibility(ex, item) == "visible" else None
-        report.longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT], public)
+        longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT], public)
+    sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
+    return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", longrepr,
+                             call.when, sections, call.duration, call.start, call.stop,
+                             user_properties=item.user_properties)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -364,7 +380,12 @@ def _seed_everything(seed: int) -> None:
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed(seed)
     if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(seed)
+        torch = sys.modules["torch"]
+        # Not torch.manual_seed: it also queues a lazy seeding of every accelerator kind, each
+        # recording a formatted stack (milliseconds per test).
+        torch.default_generator.manual_seed(seed)
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed_all(seed)
     if "tensorflow" in sys.modules:
         sys.modules["tensorflow"].random.set_seed(seed)
 
@@ -424,7 +445,11 @@ class _ReportCollector:
         if ex is None:
             return
         status, message = _final_outcome(reports)
-        tampered = (_canary.check(self.config.pluginmanager, behaviour=self._last_of_exercise(item))
+        last = self._last_of_exercise(item)
+        # After each test, the globals of its own module (a test runs with those alone); after an
+        # exercise's last test, every test module's and the behavioural canaries.
+        tampered = (_canary.check(self.config.pluginmanager, behaviour=last,
+                                  module=None if last else getattr(item, "module", None))
                     if self.config.getoption("grading") else [])
         if tampered and status != "skipped":
             status, message = "failed", "tampering detected: " + "; ".join(tampered)

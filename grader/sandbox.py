@@ -21,6 +21,7 @@ each test as it starts (``started``), which is what the outside per-test limit w
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import hmac
@@ -113,8 +114,10 @@ def _installed_top_level_names() -> frozenset[str]:
     return frozenset(importlib.metadata.packages_distributions())
 
 
-def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tuple[Path, Path, list[str]]:
-    """Copy what the child may see into ``work``; return (impl root, kit root, ignored files)."""
+def stage(submission: Path, exercises: list[catalog.Exercise], work: Path, *,
+          with_tests: bool = True) -> tuple[Path, Path, list[str]]:
+    """Copy what the child may see into ``work``; return (impl root, kit root, ignored files).
+    ``with_tests=False``: the child runs tests staged elsewhere (``forking_kit``)."""
     impl, kit = work / "submission", work / "kit"
     wanted = {ex.relpath for ex in exercises}
     ignored: list[str] = []
@@ -145,17 +148,53 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path) -> tu
         others += 1
     if others:
         ignored.append(f"{others} other file(s) that are not exercise modules (ignored)")
-    for ex in exercises:
-        for src in (ex.public_tests, ex.hidden_tests):
-            if src.is_file():
-                dest = kit / src.relative_to(catalog.KIT_ROOT)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dest)
-    for name in ("catalog.toml", "pyproject.toml", "conftest.py"):
-        shutil.copyfile(catalog.KIT_ROOT / name, kit / name)
+    if with_tests:
+        stage_tests(exercises, kit)
     for sub in (*(f"rw/{name}" for name in _jail.RW_DIRS), "root"):
         (work / sub).mkdir(parents=True)
     return impl, kit, ignored
+
+
+KIT_CONFIG = ("catalog.toml", "pyproject.toml", "conftest.py")  # what a child's pytest reads besides tests
+
+
+def _test_sources(exercises: list[catalog.Exercise]) -> list[Path]:
+    return [p for ex in exercises for p in (ex.public_tests, ex.hidden_tests) if p.is_file()]
+
+
+def stage_tests(exercises: list[catalog.Exercise], kit: Path) -> list[str]:
+    """Copy the exercises' test files and the kit's configuration into ``kit`` (the same layout
+    as the kit's); return the test files' paths there."""
+    files = []
+    for src in _test_sources(exercises):
+        dest = kit / src.relative_to(catalog.KIT_ROOT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        files.append(str(dest))
+    for name in KIT_CONFIG:
+        shutil.copyfile(catalog.KIT_ROOT / name, kit / name)
+    return files
+
+
+_forking_kits: dict[tuple, Path] = {}
+
+
+def forking_kit() -> Path:
+    """The tests of every catalog exercise, staged once per grader process for the children of its
+    fork servers, which import (and assertion-rewrite) them once before forking: every child
+    then runs the same modules at the same paths instead of collecting its own copies. Readable
+    by the children, writable only by the grader; a changed test file gets a new copy."""
+    exercises = list(catalog.load_catalog().values())
+    sources = [*_test_sources(exercises), *(catalog.KIT_ROOT / name for name in KIT_CONFIG)]
+    key = (str(catalog.KIT_ROOT), *((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sources))
+    kit = _forking_kits.get(key)
+    if kit is None or not kit.is_dir():
+        kit = Path(tempfile.mkdtemp(prefix="drills-kit-"))
+        kit.chmod(0o755)
+        stage_tests(exercises, kit)
+        atexit.register(shutil.rmtree, kit, True)
+        _forking_kits[key] = kit
+    return kit
 
 
 def _base_env() -> dict[str, str]:
@@ -265,6 +304,20 @@ def outside_limit(test_s: float) -> float:
     return test_s + OUTSIDE_GRACE_S if test_s else 0.0
 
 
+def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> list[str]:
+    """The pytest command line that runs ``exercises``' tests staged in ``kit``, submission aside."""
+    # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
+    # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
+    # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
+    # --tb=no: the plugin writes each failure's message itself. No log capture either.
+    return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+            "-p", "no:logging", "-p", "grader.pytest_plugin",
+            "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
+            "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(limits.test_s),
+            *(f"--warm-import={m}" for m in preload_modules(exercises)),
+            *(str(kit / p.relative_to(catalog.KIT_ROOT)) for p in _test_sources(exercises))]
+
+
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
               hide: list[Path] = (), fork: bool = False) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
@@ -281,22 +334,13 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
         _jail.restrict_for_container(policy["hide"])
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
-        impl, kit, ignored = stage(submission, exercises, work)
+        impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
+        if fork:  # the tests its fork server collected once (see ``forking_kit``)
+            kit = forking_kit()
+            policy["reveal"] = [*policy["reveal"], str(kit)]
         findings = scan_tree(impl)
-        files = [str(kit / p.relative_to(catalog.KIT_ROOT)) for ex in exercises
-                 for p in (ex.public_tests, ex.hidden_tests) if p.is_file()]
-        # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
-        # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
-        # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
-        # --tb=no: the plugin writes each failure's message itself; pytest's own traceback
-        # rendering would cost seconds over a suite of failing stubs. No log capture either.
-        args = ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-                "-p", "no:logging", "-p", "grader.pytest_plugin",
-                "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
-                "-c", str(kit / "pyproject.toml"), "--impl-root", str(impl), "--grading",
-                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                "--test-timeout", str(limits.test_s),
-                *(f"--warm-import={m}" for m in preload_modules(exercises)), *files]
+        args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
+                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}"]
         env = _env(work, kit)
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
@@ -325,9 +369,15 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     if fork_for is not None:
         from grader import _forkserver
 
-        # The server accepts work directories in the temporary directory the grader stages in.
-        server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir()}
-        server = _forkserver.server_for(preload_modules(fork_for), server_env, policy)
+        # The server accepts work directories in the temporary directory the grader stages in,
+        # and reads the same kit as its children. It collects the tests of every exercise its
+        # preloaded frameworks serve, so that one server serves any selection of them.
+        kit = Path(env["DRILLS_KIT_ROOT"])
+        modules = preload_modules(fork_for)
+        served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
+        server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
+                      "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        server = _forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
 
         def start():
             return server.spawn(args, env, work, report_w, key_r)

@@ -47,6 +47,20 @@ def test_forked_and_fresh_children_grade_alike():
         assert forked.problems == fresh.problems == []
 
 
+def test_a_child_that_rewrites_the_collected_test_modules_leaves_the_next_child_untouched(tmp_path):
+    """The server imports the test modules once, before forking: a submission that rewrites their
+    globals (the checks a hidden test calls) changes its own child's copy, never the next one's."""
+    corpus = Path(__file__).with_name("adversarial")
+    patcher = make_submission(tmp_path / "patcher", {BROADCASTING: (corpus / "patch_test_globals.py").read_text()})
+    assert score_submission(patcher, [BROADCASTING.id], fork=True).score == 0
+    wrong_file = BROADCASTING.reference.parent / "wrong" / "broadcasting" / "returns_zeros.py"
+    wrong = make_submission(tmp_path / "wrong", {BROADCASTING: wrong_file.read_text()})
+    after = score_submission(wrong, [BROADCASTING.id], fork=True)
+    assert len(_forkserver._servers) == 1  # the same server forked both
+    assert _summary(after) == _summary(score_submission(wrong, [BROADCASTING.id]))
+    assert after.score < after.max_score
+
+
 def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
     hanging = make_submission(tmp_path / "hangs", {BROADCASTING: HANGS})
     report = score_submission(hanging, [BROADCASTING.id], fork=True,
