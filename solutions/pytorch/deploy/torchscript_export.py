@@ -65,9 +65,10 @@ Contract
 
 Hints
 -----
-- ``torch.jit.is_scripting()`` is ``True`` only while TorchScript compiles or runs: scripting
-  compiles only the branch of ``if torch.jit.is_scripting():`` it will take, so ``forward`` can
-  use a plain ``if`` for TorchScript and ``torch.cond(pred, true_fn, false_fn, (x,))`` otherwise.
+- ``torch.jit.is_scripting()`` is ``True`` only under TorchScript, and scripting skips the
+  branch of an ``if`` on it that TorchScript never takes: ``forward`` can use a plain ``if`` for
+  TorchScript and ``torch.cond(pred, true_fn, false_fn, (x,))`` for everything else. The skipped
+  branch is still parsed: give ``torch.cond`` methods, not lambdas (TorchScript rejects lambdas).
 - ``torch.export`` specialises a dimension of size 0 or 1 to a constant (the "0/1
   specialisation"): declaring it dynamic with an example of batch 1 fails. Any batch of 2 or more
   made from the example traces the same program.

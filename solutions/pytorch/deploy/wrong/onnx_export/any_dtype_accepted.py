@@ -1,4 +1,5 @@
 """Wrong: exports examples of any dtype (float16, int64) instead of refusing them."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: casts the model and the example to float32 before exporting (the usual deployment dtype),
 so a float64 model gets a float32 graph, and the model is left in float32."""
+
 from __future__ import annotations
 
 import os

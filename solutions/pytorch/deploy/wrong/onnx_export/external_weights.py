@@ -1,5 +1,6 @@
 """Wrong: keeps the exporter's default external_data=True: the weights go to a separate
 ``<path>.data`` file, and the .onnx file alone does not run."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: passes input_names and output_names to the exporter without checking that there is one
 name per input and per output."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: never passes input_names and output_names to the exporter, which then names the graph's
 inputs after forward's parameters and its outputs by itself."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: ignores dynamic_batch and declares no dynamic dimension: the file accepts only the
 example's batch size."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Wrong: checks opset_version but never passes it on: the file declares the exporter's default."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: passes any opset_version on to the exporter, which converts to an opset outside 18..23
 instead of refusing it."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: export_program passes an example of batch 1 straight to torch.export, which
 specialises a size of 1 and rejects the dynamic batch dimension."""
+
 from __future__ import annotations
 
 import os

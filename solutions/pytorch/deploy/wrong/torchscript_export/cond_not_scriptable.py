@@ -1,5 +1,6 @@
 """Wrong: BranchNet.forward always uses torch.cond, which TorchScript cannot compile, so
 torch.jit.script(BranchNet) fails."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """Wrong: exports the model in whatever mode it is in, so a model handed over in training mode
 is exported with active dropout and batch statistics (and tracing updates its running
 statistics)."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Wrong: export_traced saves whatever the tracer produced, even after a TracerWarning: a model
 with data-dependent control flow is saved with one branch baked in."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Wrong: puts the model in evaluation mode for the export and never puts it back."""
+
 from __future__ import annotations
 
 import os

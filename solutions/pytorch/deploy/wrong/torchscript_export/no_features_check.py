@@ -1,4 +1,5 @@
 """Wrong: BranchNet accepts ``features < 1`` (nn.Linear(0, 0) builds without complaint)."""
+
 from __future__ import annotations
 
 import os

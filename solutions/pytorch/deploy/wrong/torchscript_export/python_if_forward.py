@@ -1,5 +1,6 @@
 """Wrong: BranchNet.forward branches with a plain Python ``if``: it scripts, but torch.export
 cannot branch on a tensor's value, so export_program fails on a BranchNet."""
+
 from __future__ import annotations
 
 import os

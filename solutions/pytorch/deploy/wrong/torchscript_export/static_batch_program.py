@@ -1,5 +1,6 @@
 """Wrong: export_program declares no dynamic dimension, so the program accepts only the
 example's batch size."""
+
 from __future__ import annotations
 
 import os

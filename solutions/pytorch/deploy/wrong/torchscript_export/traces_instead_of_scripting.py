@@ -1,5 +1,6 @@
 """Wrong: export_scripted traces the model on a made-up example instead of scripting it, so the
 branch the example took is baked into the file."""
+
 from __future__ import annotations
 
 import os

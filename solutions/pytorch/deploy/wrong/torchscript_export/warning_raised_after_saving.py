@@ -1,5 +1,6 @@
 """Wrong: export_traced saves the trace first and checks the TracerWarnings afterwards, so a
 refused trace is left at path."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Wrong: the up branch is taken when ``x.sum() >= 0``, so a sum of exactly 0 goes up."""
+
 from __future__ import annotations
 
 import os

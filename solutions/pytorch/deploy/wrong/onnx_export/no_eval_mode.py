@@ -1,5 +1,7 @@
-"""Wrong: exports the model in the mode it was handed over in: a model in training mode is exported
-with active dropout and batch statistics."""
+"""Wrong: never puts the model in evaluation mode. torch 2.13's exporter writes inference behaviour
+anyway, but the forward pass that counts the outputs runs in training mode: it updates batch
+norm's running statistics, and batch norm refuses an example of batch 1."""
+
 from __future__ import annotations
 
 import os
