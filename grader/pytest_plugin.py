@@ -47,8 +47,10 @@ class _Progress:
     passed: int = 0
     failed: int = 0
     not_started: int = 0
+    skipped: int = 0
     first_failure: str = ""
     not_started_because: str = ""
+    skipped_because: str = ""
     tests: set[str] = field(default_factory=set)
 
 
@@ -433,7 +435,10 @@ class _ReportCollector:
         progress.tests.add(report.nodeid)
         if status == "passed":
             progress.passed += 1
-        elif status != "skipped":
+        elif status == "skipped":
+            progress.skipped += 1
+            progress.skipped_because = progress.skipped_because or message
+        else:
             progress.failed += 1
             progress.not_started += not_started
             if not_started and not progress.not_started_because:
@@ -458,7 +463,10 @@ def _print_progress(tr, progress: dict[str, _Progress]) -> None:
     done = 0
     for ex_id, p in progress.items():
         total = p.passed + p.failed
-        if p.failed == 0:
+        if total == 0 and p.skipped:
+            # Every test skipped (a library the tests need is missing): not done, and not failing.
+            tr.write_line(f"  skipped      {ex_id:<44} {p.skipped_because}", yellow=True)
+        elif p.failed == 0:
             done += 1
             tr.write_line(f"  done         {ex_id:<44} {p.passed}/{total} tests", green=True)
         elif p.passed == 0 and p.not_started == p.failed:
