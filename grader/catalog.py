@@ -126,7 +126,6 @@ class Exercise:
         return self.framework in ("tensorflow", "crossframework")
 
 
-
 def required_extras(exercises: list[Exercise]) -> list[str]:
     """The kit's optional extras that grading ``exercises`` needs installed: ``tensorflow`` for
     TensorFlow and cross-framework ones, and those the catalog names for each."""
