@@ -59,7 +59,8 @@ def export_onnx(model: nn.Module, example: torch.Tensor | tuple[torch.Tensor, ..
             dynamic_shapes = tuple({0: batch} for _ in example)
         torch.onnx.export(_Zeros(model), example, os.fspath(path), input_names=list(input_names),
                           output_names=list(output_names), opset_version=opset_version,
-                          dynamic_shapes=dynamic_shapes, external_data=False, verbose=False)
+                          dynamic_shapes=None if dynamic_shapes is None else (dynamic_shapes,),
+                          external_data=False, verbose=False)
     finally:
         for module, mode in zip(model.modules(), modes):
             module.training = mode
