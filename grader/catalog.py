@@ -87,6 +87,9 @@ class Exercise:
     difficulty: str
     minutes: int
     seeds: tuple[str, ...]
+    # The kit's optional extras (pyproject's optional-dependencies) its tests need beyond the
+    # framework's own: a take-home or autograder with this exercise installs them.
+    extras: tuple[str, ...] = ()
 
     @property
     def relpath(self) -> Path:
@@ -123,6 +126,13 @@ class Exercise:
         return self.framework in ("tensorflow", "crossframework")
 
 
+def required_extras(exercises: list[Exercise]) -> list[str]:
+    """The kit's optional extras that grading ``exercises`` needs installed: ``tensorflow`` for
+    TensorFlow and cross-framework ones, and those the catalog names for each."""
+    return sorted({*(e for ex in exercises for e in ex.extras),
+                   *(["tensorflow"] if any(ex.uses_tensorflow for ex in exercises) else [])})
+
+
 _FIELDS = {"id": str, "title": str, "framework": str, "topic": str, "difficulty": str,
            "minutes": int, "seeds": list}
 
@@ -145,8 +155,11 @@ def _parse_entry(raw: dict, index: int) -> Exercise:
     if not two_part and (len(parts) != 3 or parts[0] != raw["framework"] or parts[1] != raw["topic"]):
         raise CatalogError(f"{raw['id']}: id must be '<framework>.<topic>.<name>' matching its fields "
                            "(or 'crossframework.<name>')")
+    extras = raw.get("extras", [])
+    if not (isinstance(extras, list) and all(isinstance(e, str) for e in extras)):
+        raise CatalogError(f"{raw['id']}: field 'extras' must be a list of the kit's optional extras")
     return Exercise(raw["id"], raw["title"], raw["framework"], raw["topic"], raw["difficulty"],
-                    raw["minutes"], tuple(raw["seeds"]))
+                    raw["minutes"], tuple(raw["seeds"]), tuple(extras))
 
 
 def load_catalog(path: Path | None = None) -> dict[str, Exercise]:

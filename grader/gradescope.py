@@ -102,7 +102,8 @@ def build(out: Path, exercise_ids: list[str] | None = None) -> list[str]:
 
     exercises = select_exercises(exercise_ids)
     ids = [ex.id for ex in exercises]
-    extras = "[tensorflow]" if any(ex.uses_tensorflow for ex in exercises) else ""
+    needed = catalog.required_extras(exercises)
+    extras = f"[{','.join(needed)}]" if needed else ""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:

@@ -48,8 +48,10 @@ class _Progress:
     passed: int = 0
     failed: int = 0
     not_started: int = 0
+    skipped: int = 0
     first_failure: str = ""
     not_started_because: str = ""
+    skipped_because: str = ""
     tests: set[str] = field(default_factory=set)
     ran: set[str] = field(default_factory=set)  # visibilities that ran: visible (public), hidden
 
@@ -464,7 +466,10 @@ class _ReportCollector:
         progress.ran.add(_visibility(ex, item))
         if status == "passed":
             progress.passed += 1
-        elif status != "skipped":
+        elif status == "skipped":
+            progress.skipped += 1
+            progress.skipped_because = progress.skipped_because or message
+        else:
             progress.failed += 1
             progress.not_started += not_started
             if not_started and not progress.not_started_because:
@@ -502,7 +507,10 @@ def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path, partial
     width = len("public checks pass")
     for ex_id, p in progress.items():
         total = p.passed + p.failed
-        if p.failed == 0:
+        if total == 0 and p.skipped:
+            # Every test skipped (a library the tests need is missing): not done, and not failing.
+            tr.write_line(f"  {'skipped':<{width}}  {ex_id:<44} {p.skipped_because}", yellow=True)
+        elif p.failed == 0:
             ex = catalog.get_exercise(ex_id)
             full = store.full(ex, remembered.file_digest(impl_root / ex.relpath))
             whole_suite = {"visible", "hidden"} <= p.ran and ex_id not in partial

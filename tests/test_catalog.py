@@ -32,6 +32,14 @@ def test_catalog_fields_are_sane():
         assert all("#" in s for s in ex.seeds), f"{ex.id}: seed references look like '004#51'"
 
 
+def test_catalog_extras_are_the_kits_optional_extras():
+    import tomllib
+
+    extras = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for ex in EXERCISES:
+        assert set(ex.extras) <= set(extras), f"{ex.id}: extras {ex.extras} not all in pyproject's {sorted(extras)}"
+
+
 @pytest.mark.parametrize("text, message", [
     ('[[exercise]]\nid = "a.b.c"\n', "missing field"),
     ('[[exercise]]\nid = "pytorch.x.y"\ntitle = "t"\nframework = "jax"\ntopic = "x"\n'

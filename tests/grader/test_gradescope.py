@@ -89,6 +89,13 @@ def test_bundle_layout(bundle):
     assert f"{kit}solutions/{other.relpath.parent}/{other.hidden_tests.name}" not in names
 
 
+def test_setup_installs_the_extras_the_exercises_name(tmp_path):
+    out = tmp_path / "autograder.zip"
+    assert main(["gradescope", "build", str(out), "-e", "pytorch.deploy.onnx_export"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert '/autograder/source/kit[onnx]"' in archive.read("setup.sh").decode()
+
+
 def _autograder_tree(tmp_path: Path, bundle: Path) -> Path:
     """Lay out tmp/autograder as Gradescope does: the zip in source/, run_autograder copied up."""
     root = tmp_path / "autograder"

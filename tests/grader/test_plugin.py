@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from grader import catalog
 from tests.helpers import make_submission, run_python
 
@@ -116,3 +118,17 @@ def test_a_negative_test_timeout_is_refused():
     result = _pytest(str(EX.public_tests), "--test-timeout", "-1")
     assert result.returncode == 4
     assert "--test-timeout must be a number of seconds >= 0" in result.stderr + result.stdout
+
+
+def test_an_exercise_whose_tests_all_skip_reads_as_skipped_not_done(tmp_path):
+    """onnx_export's tests skip without the onnx extra: the summary says so instead of "done"."""
+    onnx_export = catalog.get_exercise("pytorch.deploy.onnx_export")
+    hide = tmp_path / "site" / "onnxruntime"
+    hide.mkdir(parents=True)
+    (hide / "__init__.py").write_text('raise ImportError("onnxruntime is hidden by this test")\n')
+    result = run_python("-c", "import sys, pytest; sys.path.insert(0, sys.argv[1]); "
+                        "sys.exit(pytest.main(['-p', 'no:cacheprovider', sys.argv[2]]))",
+                        str(tmp_path / "site"), str(onnx_export.public_tests))
+    assert re.search(r"skipped +pytorch\.deploy\.onnx_export", result.stdout), result.stdout
+    assert "needs the kit's onnx extra" in result.stdout
+    assert result.stdout.rstrip().splitlines()[-2] == "0/1 exercises done"

@@ -124,6 +124,16 @@ PLATFORMS = {  # what packaging's markers see on each machine
 }
 
 
+def test_bundle_requires_the_extras_its_exercises_name(tmp_path):
+    """onnx_export's tests import onnx and onnxruntime: its bundle installs the kit's onnx extra."""
+    ex = catalog.get_exercise("pytorch.deploy.onnx_export")
+    bundle = release.write_bundle(tmp_path / "onnx", [ex])
+    dependencies = tomllib.loads((bundle / "pyproject.toml").read_text())["project"]["dependencies"]
+    kit_extra = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["onnx"]
+    assert set(kit_extra) <= set(dependencies), dependencies
+
+
 @pytest.mark.parametrize("platform", sorted(PLATFORMS))
 def test_tensorflow_requirements_pick_one_installable_wheel_per_platform(platform, tmp_path):
     """tensorflow-cpu has no macOS arm64 wheel: there (and on Linux aarch64) the bundle and the
