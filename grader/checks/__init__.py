@@ -25,8 +25,10 @@ from grader.checks._strategies import (
                                     shapes,
                                     tensors,
 )
+from grader.checks._training import GradientSpy
 
 __all__ = [
+    "GradientSpy",
     "as_float64_leaves",
     "assert_close",
     "assert_device",
