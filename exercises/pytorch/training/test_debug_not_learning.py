@@ -33,6 +33,8 @@ def test_fixed_train_learns_three_blobs(impl):
 def test_float_labels_are_accepted(impl):
     X, y = three_blobs(30)
     model = nn.Linear(2, 3)
+    before = model.weight.detach().clone()
     history = impl.fixed_train(model, torch.optim.SGD(model.parameters(), lr=0.1), X, y.float(), epochs=1,
                                batch_size=8)
     assert len(history) == 1 and isinstance(history[0], float), f"expected [loss], got {history!r}"
+    assert not torch.equal(model.weight, before), "fixed_train did not change the model's weights"
