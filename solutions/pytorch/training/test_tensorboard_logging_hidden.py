@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from grader.checks import assert_raises_naming, device_params, read_tensorboard, summary_writer
+from grader.checks import GradientSpy, assert_raises_naming, device_params, read_tensorboard, summary_writer
 
 # float32 is what an event stores: compare at its precision.
 REL = 1e-6
@@ -219,6 +219,17 @@ def test_writer_closed_when_training_raises(impl, tmp_path):
     assert got is not None and [s for s, _ in got] == [0, 1, 2, 3], (
         f"after a failure at step 4 the file should hold 'train/loss' for steps 0..3 (close the writer in a "
         f"finally), read {got}")
+
+
+@pytest.mark.points(1)
+def test_each_step_sees_its_own_gradient_alone(impl, tmp_path):
+    model = make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with GradientSpy(optimizer) as spy:
+        impl.train_with_logging(model, optimizer, RecordingLoss(), make_batches("list"), epochs=2, log_dir=tmp_path)
+    assert spy.steps == 6 and not spy.stale_steps, (
+        f"6 steps expected, each on its own batch's gradients; saw {spy.steps} steps, steps "
+        f"{spy.stale_steps} on gradients left over from earlier steps (zero the gradients every step)")
 
 
 @pytest.mark.points(1)
