@@ -87,6 +87,9 @@ class Exercise:
     difficulty: str
     minutes: int
     seeds: tuple[str, ...]
+    # Optional-dependency groups of the kit's pyproject.toml that the exercise's tests need beyond
+    # its framework (``extras = ["tensorboard"]``): take-homes and autograders install them.
+    extras: tuple[str, ...] = ()
 
     @property
     def relpath(self) -> Path:
@@ -145,8 +148,11 @@ def _parse_entry(raw: dict, index: int) -> Exercise:
     if not two_part and (len(parts) != 3 or parts[0] != raw["framework"] or parts[1] != raw["topic"]):
         raise CatalogError(f"{raw['id']}: id must be '<framework>.<topic>.<name>' matching its fields "
                            "(or 'crossframework.<name>')")
+    extras = raw.get("extras", [])
+    if not isinstance(extras, list) or not all(isinstance(e, str) for e in extras):
+        raise CatalogError(f"{raw['id']}: field 'extras' must be a list of the kit's extras' names")
     return Exercise(raw["id"], raw["title"], raw["framework"], raw["topic"], raw["difficulty"],
-                    raw["minutes"], tuple(raw["seeds"]))
+                    raw["minutes"], tuple(raw["seeds"]), tuple(extras))
 
 
 def load_catalog(path: Path | None = None) -> dict[str, Exercise]:

@@ -102,7 +102,9 @@ def build(out: Path, exercise_ids: list[str] | None = None) -> list[str]:
 
     exercises = select_exercises(exercise_ids)
     ids = [ex.id for ex in exercises]
-    extras = "[tensorflow]" if any(ex.uses_tensorflow for ex in exercises) else ""
+    names = sorted(({"tensorflow"} if any(ex.uses_tensorflow for ex in exercises) else set())
+                   | {extra for ex in exercises for extra in ex.extras})
+    extras = f"[{','.join(names)}]" if names else ""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w") as archive:

@@ -132,9 +132,12 @@ def _pyproject_toml(exercises: list[catalog.Exercise]) -> str:
     # build (or keeps the candidate's own torch) before it installs this project.
     deps = [d for d in kit["project"]["dependencies"]
             if re.match(r"[A-Za-z0-9._-]+", d).group().lower() != "torch"]
+    optional = kit["project"].get("optional-dependencies", {})
     if any(ex.uses_tensorflow for ex in exercises):
         # With the kit's platform markers: tensorflow-cpu where it has wheels, tensorflow elsewhere.
-        deps += kit["project"].get("optional-dependencies", {}).get("tensorflow", [])
+        deps += optional.get("tensorflow", [])
+    for extra in sorted({extra for ex in exercises for extra in ex.extras}):
+        deps += optional.get(extra, [])
     ini = dict(kit["tool"]["pytest"]["ini_options"], testpaths=["exercises"])
     lines = ['[build-system]', 'requires = ["setuptools>=64"]', 'build-backend = "setuptools.build_meta"',
              '', '[project]', 'name = "drills-take-home"', f'version = {_toml(__version__)}',
