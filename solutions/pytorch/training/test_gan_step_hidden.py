@@ -174,17 +174,18 @@ def test_returns_both_losses_as_floats_before_their_steps(impl):
                 f"call {number}: returned {label} {got:.6g}, expected {want:.6g} (computed before its step)")
 
 
-def manual_forward(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """Linear, LeakyReLU(0.2), Linear, LeakyReLU(0.2), Linear, from the module's Linear layers."""
-    linears = [m for m in module.modules() if isinstance(m, nn.Linear)]
-    assert len(linears) == 3, f"expected 3 nn.Linear layers, found {len(linears)}"
-    h = F.leaky_relu(linears[0](x), 0.2)
-    h = F.leaky_relu(linears[1](h), 0.2)
-    return linears[2](h)
+def manual_forward(module: nn.Module, x: torch.Tensor, shapes: list[tuple[int, int]]) -> torch.Tensor:
+    """Linear, LeakyReLU(0.2), Linear, LeakyReLU(0.2), Linear, with the module's own Linear layers
+    picked by their (in, out) shapes (all different here), whatever order they were registered in."""
+    by_shape = {(m.in_features, m.out_features): m for m in module.modules() if isinstance(m, nn.Linear)}
+    first, middle, last = (by_shape[shape] for shape in shapes)
+    h = F.leaky_relu(first(x), 0.2)
+    h = F.leaky_relu(middle(h), 0.2)
+    return last(h)
 
 
 def linear_shapes(module: nn.Module) -> list[tuple[int, int]]:
-    return [(m.in_features, m.out_features) for m in module.modules() if isinstance(m, nn.Linear)]
+    return sorted((m.in_features, m.out_features) for m in module.modules() if isinstance(m, nn.Linear))
 
 
 @pytest.mark.points(3)
@@ -195,12 +196,12 @@ def test_layers_as_specified(impl, net):
         module, x, shapes = impl.Generator(5, 3, hidden=7), torch.randn(64, 5) * 3, [(5, 7), (7, 7), (7, 3)]
     else:
         module, x, shapes = impl.Discriminator(3, hidden=7), torch.randn(64, 3) * 3, [(3, 7), (7, 7), (7, 1)]
-    assert linear_shapes(module) == shapes, (
+    assert linear_shapes(module) == sorted(shapes), (
         f"{net}: nn.Linear layers (in, out) {linear_shapes(module)}, expected {shapes}")
     with torch.no_grad():
         for linear in (m for m in module.modules() if isinstance(m, nn.Linear)):
             linear.bias.add_(4.0)  # outputs well outside [-1, 1] and (0, 1)
-        assert_close(module(x), manual_forward(module, x),
+        assert_close(module(x), manual_forward(module, x, shapes),
                      name=f"{net} output (Linear, LeakyReLU(0.2), Linear, LeakyReLU(0.2), Linear; nothing after)")
 
 
