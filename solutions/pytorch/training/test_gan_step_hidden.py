@@ -56,8 +56,8 @@ def grads_of(loss_fn, params: dict[str, torch.Tensor]) -> dict[str, torch.Tensor
 
 
 class Watched:
-    """One ``gan_step`` call on the test's networks with SGD, recording what each optimizer's
-    step saw: the gradients, both networks' parameters before and after it."""
+    """``gan_step`` calls on the test's networks with SGD, recording what each optimizer's step
+    saw: the gradients, and both networks' parameters before and after it."""
 
     def __init__(self, seed: int = 0, calls: int = 2) -> None:
         self.G, self.D = small_networks(seed)
