@@ -124,6 +124,8 @@ class RecordingLoss:
         self.fail_at = fail_at
 
     def __call__(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        if not out.requires_grad:  # the targets never do: they come from the batches
+            raise AssertionError("loss_fn must be called as loss_fn(model(x), y), the model's output first")
         if self.fail_at is not None and len(self.values) == self.fail_at:
             raise RuntimeError("injected failure in the loss")
         loss = nn.functional.mse_loss(out, y)
