@@ -205,6 +205,14 @@ def test_layers_as_specified(impl, net):
                      name=f"{net} output (Linear, LeakyReLU(0.2), Linear, LeakyReLU(0.2), Linear; nothing after)")
 
 
+@pytest.mark.points(1)
+def test_hidden_defaults_to_32(impl):
+    for net, module, shapes in (("Generator(2, 3)", impl.Generator(2, 3), [(2, 32), (32, 32), (32, 3)]),
+                                ("Discriminator(3)", impl.Discriminator(3), [(3, 32), (32, 32), (32, 1)])):
+        assert linear_shapes(module) == sorted(shapes), (
+            f"{net}: nn.Linear layers (in, out) {linear_shapes(module)}, expected {shapes} (hidden=32 by default)")
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("device", device_params(meta=True))
 @given(batch=st.integers(1, 9), latent=st.integers(1, 6), data=st.integers(1, 6), hidden=st.integers(1, 9))
