@@ -188,14 +188,35 @@ def imbalanced_data_probes() -> list[Probe]:
 # ---- end of pytorch.training: binary_classifier, imbalanced_data ------------------------------
 
 
+# --- pytorch.training: debug_not_learning and gan_step (convergence checks) ---------------------
+def training_convergence_probes() -> list[Probe]:
+    """The learning checks of two training exercises: the reference trains from seed ``s`` (data,
+    initial weights and batch order all drawn from it) and must clear the hidden test's bar."""
+    debug = load("solutions/pytorch/training/test_debug_not_learning_hidden.py")
+    debug_impl = load("solutions/pytorch/training/debug_not_learning.py")
+    gan = load("solutions/pytorch/training/test_gan_step_hidden.py")
+    gan_impl = load("solutions/pytorch/training/gan_step.py")
+    return [
+        Probe("test_debug_not_learning_hidden: accuracy_after_training (test_learns_a_separable_task)",
+              debug.LEARN_SEED, [Stat("1 - training accuracy", 1 - debug.MIN_ACCURACY, None)],
+              lambda seed: [1 - debug.accuracy_after_training(debug_impl, seed)]),
+        Probe("test_gan_step_hidden: learned_mean (test_learns_the_mean_of_a_gaussian)",
+              gan.LEARN_SEED, [Stat("|mean of G's samples - data mean|", gan.MEAN_TOL, None)],
+              lambda seed: [abs(gan.learned_mean(gan_impl, seed) - gan.DATA_MEAN)]),
+    ]
+# --- end of pytorch.training: debug_not_learning and gan_step --------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
+    parser.add_argument("--only", default="", metavar="TEXT", help="sweep only the checks whose name contains TEXT")
     args = parser.parse_args()
     torch.set_num_threads(1)  # small ops: threads only add overhead on a shared machine
     start = time.perf_counter()
     probes = (weight_init_probes() + dropout_probes() + mlp_probes()
-              + binary_classifier_probes() + imbalanced_data_probes())
+              + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes())
+    probes = [p for p in probes if args.only in p.test]
     failed = 0
     for probe in probes:
         t0 = time.perf_counter()

@@ -39,13 +39,29 @@ class StubError(ValueError):
     """No pristine stub can be found, or the target folder is unusable."""
 
 
+def _given_functions(tree: ast.Module) -> set[str]:
+    """The names in a module-level ``GIVEN = ("name", ...)``: working functions an exercise hands
+    the learner as part of its stub (the buggy loop of ``pytorch.training.debug_not_learning``)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "GIVEN" for t in node.targets):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                return set()
+            return {n for n in names if isinstance(n, str)} if isinstance(names, tuple | list) else set()
+    return set()
+
+
 def looks_like_stub(source: str) -> bool:
-    """True when every function of ``source`` ends in ``raise NotImplementedError``."""
+    """True when every function of ``source`` ends in ``raise NotImplementedError``, apart from
+    the top-level functions its ``GIVEN`` names (see ``_given_functions``), and one at least does."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    given = _given_functions(tree)
+    kept = [n for n in tree.body if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in given)]
+    functions = [n for top in kept for n in ast.walk(top) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return bool(functions) and all(
         isinstance(fn.body[-1], ast.Raise) and fn.body[-1].exc is not None
         and "NotImplementedError" in ast.unparse(fn.body[-1].exc) for fn in functions)

@@ -47,6 +47,8 @@ def test_catalog_extras_are_the_kits_optional_extras():
     ('[[exercise]]\nid = "pytorch.x.y"\ntitle = "t"\nframework = "pytorch"\ntopic = "z"\n'
      'difficulty = "easy"\nminutes = 1\nseeds = []\n', "matching its fields"),
     ("not toml = = 1", "not valid TOML"),
+    ('[[exercise]]\nid = "pytorch.x.y"\ntitle = "t"\nframework = "pytorch"\ntopic = "x"\n'
+     'difficulty = "easy"\nminutes = 1\nseeds = []\nextras = "tensorboard"\n', "extras"),
 ])
 def test_malformed_catalog_is_rejected_with_a_clear_message(tmp_path: Path, text, message):
     path = tmp_path / "catalog.toml"

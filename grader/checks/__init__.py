@@ -25,8 +25,12 @@ from grader.checks._strategies import (
                                     shapes,
                                     tensors,
 )
+from grader.checks._tensorboard import TensorBoardEvents, read_tensorboard, summary_writer
+from grader.checks._training import GradientSpy
 
 __all__ = [
+    "GradientSpy",
+    "TensorBoardEvents",
     "as_float64_leaves",
     "assert_close",
     "assert_device",
@@ -42,6 +46,8 @@ __all__ = [
     "cuda_available",
     "device_params",
     "nested_containers",
+    "read_tensorboard",
     "shapes",
+    "summary_writer",
     "tensors",
 ]

@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 
 from grader.checks import (
+    GradientSpy,
     assert_close,
     assert_device,
     assert_raises_naming,
@@ -16,7 +17,9 @@ from grader.checks import (
     count_aten_ops,
     device_params,
     nested_containers,
+    read_tensorboard,
     shapes,
+    summary_writer,
     tensors,
 )
 
@@ -163,3 +166,51 @@ def test_an_argument_is_named_as_a_word_of_its_own():
     with pytest.raises(AssertionError, match="should name 'b'"):
         assert_raises_naming(ValueError, "b", bad, 1)
     assert_raises_naming(ValueError, "b", lambda b: (_ for _ in ()).throw(ValueError("b: bad")), 1)
+
+
+@pytest.mark.parametrize("zeroing", ["optimizer", "model", "set_to_none", "after_step", "never"])
+def test_gradient_spy_sees_steps_on_old_gradients_however_they_are_zeroed(zeroing):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with GradientSpy(optimizer) as spy:
+        for _ in range(3):
+            if zeroing == "optimizer":
+                optimizer.zero_grad(set_to_none=False)
+            elif zeroing == "model":
+                model.zero_grad()
+            elif zeroing == "set_to_none":
+                for p in model.parameters():
+                    p.grad = None
+            model(torch.randn(4, 3)).pow(2).sum().backward()
+            optimizer.step()
+            if zeroing == "after_step":
+                optimizer.zero_grad()
+    assert spy.steps == 3
+    assert spy.stale_steps == ([1, 2] if zeroing == "never" else [])
+    model(torch.randn(4, 3)).sum().backward()
+    optimizer.step()  # after the spy closed: its hooks are gone
+    assert spy.steps == 3
+
+
+def test_gradient_spy_adds_up_backward_passes_since_the_last_step():
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with GradientSpy(optimizer) as spy:
+        optimizer.zero_grad()
+        for _ in range(2):  # gradient accumulation over two micro-batches is one honest step
+            model(torch.randn(2, 3)).sum().backward()
+        optimizer.step()
+    assert spy.steps == 1 and not spy.stale_steps
+
+
+def test_tensorboard_events_read_back(tmp_path):
+    pytest.importorskip("tensorboard")
+    writer = summary_writer(tmp_path)
+    writer.add_scalar("loss", 0.5, global_step=3)
+    writer.add_histogram("w", torch.tensor([1.0, 2.0, 4.0]), global_step=1)
+    writer.close()
+    events = read_tensorboard(tmp_path)
+    assert events.scalars == {"loss": [(3, 0.5)]}
+    (step, hist), = events.histograms["w"]
+    assert step == 1 and (hist.num, hist.min, hist.max, hist.sum) == (3, 1.0, 4.0, 7.0)

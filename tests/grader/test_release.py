@@ -154,3 +154,24 @@ def test_tensorflow_requirements_pick_one_installable_wheel_per_platform(platfor
         tensorflow = chosen & {"tensorflow", "tensorflow-cpu"}
         expected = "tensorflow-cpu" if platform in ("linux-x86_64", "windows") else "tensorflow"
         assert tensorflow == {expected}, requirements
+
+
+def test_an_exercises_extras_are_installed_by_the_bundle_and_the_autograder(tmp_path):
+    """tensorboard_logging declares the `tensorboard` extra: a take-home and a Gradescope
+    autograder of it install that extra's requirements; other exercises' do not."""
+    import zipfile
+
+    from grader import gradescope
+
+    ex = catalog.get_exercise("pytorch.training.tensorboard_logging")
+    assert ex.extras == ("tensorboard",)
+    kit_extra = tomllib.loads((catalog.KIT_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["tensorboard"]
+    bundle = release.write_bundle(tmp_path / "tb", [ex])
+    deps = tomllib.loads((bundle / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert set(kit_extra) <= set(deps)
+    other = release.write_bundle(tmp_path / "plain", [catalog.get_exercise("pytorch.tensors.broadcasting")])
+    assert not set(kit_extra) & set(tomllib.loads((other / "pyproject.toml").read_text())["project"]["dependencies"])
+    gradescope.build(tmp_path / "ag.zip", [ex.id])
+    with zipfile.ZipFile(tmp_path / "ag.zip") as archive:
+        assert "kit[tensorboard]" in archive.read("setup.sh").decode()

@@ -169,3 +169,13 @@ def test_the_kits_own_checkout_resets_from_git(tmp_path):
     root = _work(tmp_path)
     stubs.reset(EX, root)
     assert stubs.looks_like_stub((root / EX.relpath).read_text())
+
+
+def test_functions_a_stub_names_in_given_are_part_of_it():
+    given = ('GIVEN = ("buggy",)\n\ndef buggy(x):\n    def inner():\n        return 1\n    return x + inner()\n\n'
+             'def task(x):\n    raise NotImplementedError\n')
+    assert stubs.looks_like_stub(given)
+    assert not stubs.looks_like_stub(given.replace('GIVEN = ("buggy",)', 'GIVEN = ()'))
+    solved = given.replace("    raise NotImplementedError", "    return buggy(x)")
+    assert not stubs.looks_like_stub(solved), "a module whose task is solved is not a stub, GIVEN or not"
+    assert not stubs.looks_like_stub('GIVEN = ("buggy",)\n\ndef buggy(x):\n    return x\n'), "nothing left to write"
