@@ -129,6 +129,10 @@ def pack(entry: Entry) -> tuple[bytes, bool]:
     return (buffer.getvalue() if count else b""), True
 
 
+def _has_worker_plugin(name: str, dask_scheduler=None) -> bool:
+    return name in dask_scheduler.worker_plugins
+
+
 def _done(value: tuple[dict, str]) -> Future:
     future: Future = Future()
     future.set_result(value)
@@ -144,11 +148,16 @@ class DaskGrading:
     """
 
     def __init__(self, cluster: Cluster, log: Callable[[str], None]) -> None:
-        import dask
-        from distributed import Client, LocalCluster
-
         from grader.batch import BatchError
-        from grader.dask_worker import GradingPlugin, kit_fingerprint
+
+        try:
+            import dask
+            from distributed import Client, LocalCluster
+
+            from grader.dask_worker import PLUGIN_NAME, GradingPlugin, kit_fingerprint
+        except ImportError as exc:
+            raise BatchError(f"grading on a cluster needs Dask's distributed package ({exc}): "
+                             "pip install 'tensor-drills[distributed]'") from None
 
         self.cluster, self.log = cluster, log
         self._local = None
@@ -167,7 +176,10 @@ class DaskGrading:
                              "the scheduler running there, and can this machine reach its port?") from None
         self.fingerprint = kit_fingerprint()
         try:
-            self.client.register_plugin(GradingPlugin(), name=GradingPlugin.name)
+            # Once per cluster: registering it again would tear down the plugin, and the fork
+            # servers, of a batch another client may be grading there.
+            if not self.client.run_on_scheduler(_has_worker_plugin, PLUGIN_NAME):
+                self.client.register_plugin(GradingPlugin(), name=PLUGIN_NAME)
             theirs = self.client.run(kit_fingerprint)
         except Exception as exc:  # noqa: BLE001 - whatever a worker raised, it cannot grade
             self.close()
@@ -208,13 +220,14 @@ class DaskGrading:
 
         exercises = [catalog.get_exercise(i) for i in exercise_ids] if exercise_ids else []
         running: dict = {}  # future -> entry
+        batch = uuid.uuid4().hex
         finished = as_completed()
 
         def ship(entry: Entry) -> None:
             payload, is_folder = pack(entry)
             future = self.client.submit(
                 grade_shipped, entry.name, entry.path.name, payload, is_folder, exercise_ids, limits,
-                [str(p) for p in hide], fork, self.fingerprint,
+                [str(p) for p in hide], fork, self.fingerprint, batch,
                 key=f"grade-{entry.name}-{uuid.uuid4().hex[:8]}", retries=0)
             running[future] = entry
             finished.add(future)

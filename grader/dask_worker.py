@@ -14,10 +14,14 @@ returns the result and the feedback. Importing this module imports ``distributed
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import shutil
 import tempfile
+import threading
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
@@ -51,15 +55,32 @@ def kit_fingerprint() -> str:
 
 
 class GradingPlugin(WorkerPlugin):
-    """Per worker: a private folder for shipped submissions; the fork servers closed at the end."""
+    """Per worker: a private folder for shipped submissions, and the fork servers, kept from task
+    to task and closed when the worker stops or a new batch starts on an idle worker."""
 
     name = PLUGIN_NAME
 
-    def __init__(self) -> None:
-        self.root: Path | None = None
-
     def setup(self, worker) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="grader-dask-"))
+        self._lock = threading.Lock()
+        self._in_flight: Counter[str] = Counter()  # tasks being graded, per batch
+        self._last_batch = ""
+
+    @contextlib.contextmanager
+    def grading(self, batch: str) -> Iterator[None]:
+        """Around one task of ``batch``. The first task of a new batch on an idle worker closes
+        the fork servers of the batches before it: each holds the frameworks in memory, and a
+        batch's jail (its client's folders, its limits) makes a fork server of its own."""
+        with self._lock:
+            if batch != self._last_batch and not +self._in_flight:
+                _forkserver.close_all()
+            self._last_batch = batch
+            self._in_flight[batch] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight[batch] -= 1
 
     def teardown(self, worker) -> None:
         kill_all()
@@ -70,7 +91,7 @@ class GradingPlugin(WorkerPlugin):
 
 def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
                   exercise_ids: list[str] | None, limits: Limits, hide: list[str], fork: bool,
-                  fingerprint: str) -> tuple[dict, str]:
+                  fingerprint: str, batch: str) -> tuple[dict, str]:
     """Grade one shipped submission on this worker; return (result, feedback) as
     ``grade_entry`` does.
 
@@ -78,6 +99,7 @@ def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
     a zip of the folder ``name``, which is unpacked back into a folder of that name first.
     ``hide``: the client's folders that the grading child must not see, should this worker
     share the client's file system; the worker's folder of shipped submissions is hidden too.
+    ``batch``: which batch this submission is part of (see ``GradingPlugin.grading``).
 
     Raises:
         KitMismatch: this worker's ``kit_fingerprint`` is not ``fingerprint``.
@@ -85,10 +107,10 @@ def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
     if kit_fingerprint() != fingerprint:
         raise KitMismatch(f"the worker at {get_worker().address} has another version of the kit "
                           f"({catalog.KIT_ROOT}) than the client: install the same kit on every worker")
-    root = get_worker().plugins[PLUGIN_NAME].root
+    plugin = get_worker().plugins[PLUGIN_NAME]
     # One ``hide`` list per worker and batch: the fork server (keyed by its jail) is reused.
-    hide_paths = [Path(p) for p in hide] + [root]
-    with tempfile.TemporaryDirectory(dir=root) as tmp:
+    hide_paths = [Path(p) for p in hide] + [plugin.root]
+    with plugin.grading(batch), tempfile.TemporaryDirectory(dir=plugin.root) as tmp:
         if is_folder:
             path = Path(tmp, name)
             path.mkdir()
