@@ -166,7 +166,8 @@ class DaskGrading:
             if cluster.local_workers:
                 with dask.config.set({"distributed.scheduler.allowed-failures": LOCAL_ALLOWED_FAILURES}):
                     self._local = LocalCluster(n_workers=cluster.local_workers, threads_per_worker=1,
-                                               processes=True, host="127.0.0.1", dashboard_address=None)
+                                               processes=True, host="127.0.0.1",
+                                               dashboard_address=":0")  # no fixed port to clash on
                 self.client = Client(self._local)
             else:
                 self.client = Client(cluster.address, timeout=CONNECT_TIMEOUT_S)
@@ -209,9 +210,9 @@ class DaskGrading:
               hide: list[Path], fork: bool) -> Iterator[list[tuple[Entry, Future]]]:
         """Grade ``todo`` on the cluster, one task per submission; yield each entry with a done
         future of ``grade_entry``'s value as soon as its task ends (as ``grader.batch``'s local
-        path yields what finished). An entry that cannot be
-        graded at all (``Entry.problem``) is answered here, not shipped. An entry graded by a
-        worker with another kit is logged and not yielded: a rerun grades it."""
+        path yields what finished). An entry that cannot be graded at all (``Entry.problem``) is
+        answered here, not shipped. An entry that reached a worker with another kit is logged
+        and not yielded: a rerun grades it."""
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
