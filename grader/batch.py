@@ -20,15 +20,18 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from grader import __version__, _console, _forkserver, catalog, formats, html_report, similarity
 from grader.sandbox import Limits, kill_all
 from grader.scoring import Report, SubmissionError, score_path, select_exercises
+
+if TYPE_CHECKING:
+    from grader import dask_batch
 
 # Never part of what a submission is: environments and caches a candidate may have zipped along.
 _NOT_CONTENT = {"__pycache__", ".git", ".venv", "venv", "site-packages", "node_modules", ".hypothesis",
@@ -270,14 +273,31 @@ def _report_pairs(pairs: list[similarity.Pair], out: Path, log: Callable[[str], 
         log("no two submissions are near copies of each other")
 
 
+def _grade_locally(todo: list[Entry], exercise_ids: list[str] | None, limits: Limits,
+                   hide: list[Path], fork: bool, jobs: int) -> Iterator[list[tuple[Entry, Future]]]:
+    """Grade ``todo`` in ``jobs`` threads here; yield the (entry, future) pairs that finished,
+    as they finish."""
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide, fork): e for e in todo}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            yield [(pending.pop(future), future) for future in finished]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None, jobs: int = 1,
               force: bool = False, limits: Limits | None = None, fork: bool = True,
               copy_threshold: float = similarity.PAIR_THRESHOLD,
-              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> Path:
+              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr),
+              cluster: dask_batch.Cluster | None = None) -> Path:
     """Grade every submission in ``folder`` into ``out``; return the gradebook's path.
 
     ``fork``: fork each grading child from a fork server that imported the frameworks once
     (``grader._forkserver``), instead of starting a fresh interpreter per submission.
+    ``cluster``: grade on this Dask cluster (``grader.dask_batch``), one task per submission,
+    instead of in ``jobs`` threads here.
 
     A stored result is reused only when it was graded from the same files (``content_digest``)
     with the same settings (``grading_settings``); otherwise the submission is graded again.
@@ -285,7 +305,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
 
     Raises:
         BatchError: ``folder`` is missing, not a folder or empty, ``out`` is a file, or
-            ``copy_threshold`` is not in (0, 1].
+            ``copy_threshold`` is not in (0, 1]; or the ``cluster`` cannot be reached or cannot grade.
         catalog.CatalogError: an exercise id is unknown.
     """
     try:
@@ -324,13 +344,17 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         log(f"{entry.name}: {entry.problem}")
     hide = [Path(folder).resolve(), out.resolve()]
     progress = _Progress(len(todo))
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    dask_grading = None
+    if cluster is None:
+        grading = _grade_locally(todo, exercise_ids, limits, hide, fork, jobs)
+    else:  # grader.dask_batch: connects, or fails clearly, before anything is graded
+        from grader.dask_batch import DaskGrading
+
+        dask_grading = DaskGrading(cluster, log)
+        grading = dask_grading.grade(todo, exercise_ids, limits, hide, fork)
     try:
-        pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide, fork): e for e in todo}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                entry = pending.pop(future)
+        for finished in grading:
+            for entry, future in finished:
                 try:
                     result, feedback = future.result()
                 except Exception as exc:  # noqa: BLE001 - one submission never stops the batch
@@ -342,13 +366,15 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
                 _write_atomic(out / "results" / f"{entry.name}.json", json.dumps(result, indent=2))
                 progress.update(entry.name, f"{result['score']:g}/{result['max_score']:g}")
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
+        grading.close()
         kill_all()
         log(f"interrupted: results so far are in {out}; run again to grade the rest")
         raise
     finally:
         progress.close()
-        pool.shutdown(wait=False, cancel_futures=True)
+        grading.close()
+        if dask_grading is not None:
+            dask_grading.close()
         _forkserver.close_all()
     if exercise_ids is None:
         stored = {e.name: json.loads((out / "results" / f"{e.name}.json").read_text(encoding="utf-8"))

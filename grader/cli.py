@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader import __version__, _console, catalog, similarity
 from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS, number
+from grader.dask_batch import cluster_option, scheduler_file_option
 
 
 class UsageError(ValueError):
@@ -82,7 +83,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     gradebook = run_batch(Path(args.submissions), Path(args.out), exercise_ids=args.exercise,
                           jobs=args.jobs, force=args.force, limits=limits,
-                          fork=not args.no_forkserver, copy_threshold=args.copy_threshold)
+                          fork=not args.no_forkserver, copy_threshold=args.copy_threshold,
+                          cluster=args.cluster)
     print(f"gradebook: {gradebook}\nper-submission results: {Path(args.out) / 'results'}\n"
           f"feedback: {Path(args.out) / 'feedback'}\nreports: {Path(args.out) / 'index.html'} "
           f"(one per submission in {Path(args.out) / 'html'})")
@@ -224,6 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-forkserver", action="store_true",
                        help="start a fresh interpreter per submission instead of forking it from "
                             "a server that imported torch/TensorFlow once (slower; for debugging)")
+    where = batch.add_mutually_exclusive_group()
+    where.add_argument("--cluster", type=cluster_option, metavar="ADDRESS",
+                       help="grade on a Dask cluster, one task per submission: a scheduler's "
+                            "address (tcp://HOST:PORT), or local:N for N worker processes on this "
+                            "machine (needs the kit's 'distributed' extra; --jobs is then unused)")
+    where.add_argument("--scheduler-file", dest="cluster", type=scheduler_file_option, metavar="FILE",
+                       help="grade on the Dask cluster whose scheduler wrote FILE "
+                            "(dask scheduler --scheduler-file FILE)")
     _add_limit_options(batch)
     batch.set_defaults(func=_cmd_batch)
 

@@ -1,0 +1,125 @@
+"""The worker's side of grading on a Dask cluster (``grader.dask_batch`` is the client's).
+
+Every Dask worker that grades runs ``GradingPlugin``, which the client registers on the
+cluster (workers that join later get it too). It gives the worker a private folder for the
+submissions shipped to it and closes the worker's fork servers when the worker stops; between
+tasks, the fork servers (``grader._forkserver``, each its own process started with
+``subprocess``, never a fork of the threaded worker) stay alive, so a task pays only for forking
+its grading child, as on the local path.
+
+``grade_shipped`` is the task, one per submission: it writes the submission's bytes into that
+folder, grades them with ``grader.batch.grade_entry`` (the same sandbox as a local batch) and
+returns the result and the feedback. Importing this module imports ``distributed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import shutil
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+from distributed import WorkerPlugin, get_worker
+
+from grader import __version__, _forkserver, catalog
+from grader.batch import Entry, grade_entry
+from grader.intake import unpack
+from grader.sandbox import Limits, kill_all
+
+PLUGIN_NAME = "tensor-drills-grading"
+
+
+class KitMismatch(RuntimeError):
+    """This worker's kit (grader, catalog, tests) is not the client's: it must not grade."""
+
+
+@functools.cache
+def kit_fingerprint() -> str:
+    """SHA-256 of what decides a grade besides the submission: the kit's version, its catalog and
+    pytest configuration, the ``grader`` package's code and every exercise's public and hidden
+    tests. A client and its workers must agree on it. Computed once per process."""
+    digest = hashlib.sha256(__version__.encode())
+    grader_dir = Path(__file__).resolve().parent
+    files = [catalog.KIT_ROOT / name for name in ("catalog.toml", "pyproject.toml", "conftest.py")]
+    files += sorted(grader_dir.rglob("*.py"))
+    files += [p for ex in catalog.load_catalog().values() for p in (ex.public_tests, ex.hidden_tests)]
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class GradingPlugin(WorkerPlugin):
+    """Per worker: a private folder for shipped submissions, and the fork servers, kept from task
+    to task and closed when the worker stops or a new batch starts on an idle worker."""
+
+    name = PLUGIN_NAME
+
+    def setup(self, worker) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="grader-dask-"))
+        self._lock = threading.Lock()
+        self._in_flight: Counter[str] = Counter()  # tasks being graded, per batch
+        self._last_batch = ""
+
+    @contextlib.contextmanager
+    def grading(self, batch: str) -> Iterator[None]:
+        """Around one task of ``batch``. The first task of a new batch on an idle worker closes
+        the fork servers of the batches before it: each holds the frameworks in memory, and a
+        batch's jail (its client's folders, its limits) makes a fork server of its own."""
+        with self._lock:
+            if batch != self._last_batch and not +self._in_flight:
+                _forkserver.close_all()
+            self._last_batch = batch
+            self._in_flight[batch] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight[batch] -= 1
+
+    def teardown(self, worker) -> None:
+        kill_all()
+        _forkserver.close_all()
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
+                  exercise_ids: list[str] | None, limits: Limits, hide: list[str], fork: bool,
+                  fingerprint: str, batch: str) -> tuple[dict, str]:
+    """Grade one shipped submission on this worker; return (result, feedback) as
+    ``grade_entry`` does.
+
+    ``payload``: the zip the submission was handed in as (``filename``), or, when ``is_folder``,
+    a zip of the folder ``name``, which is unpacked back into a folder of that name first.
+    ``hide``: the client's folders that the grading child must not see, should this worker
+    share the client's file system; the worker's folder of shipped submissions is hidden too.
+    ``batch``: which batch this submission is part of (see ``GradingPlugin.grading``).
+
+    Raises:
+        KitMismatch: this worker's ``kit_fingerprint`` is not ``fingerprint``.
+    """
+    if kit_fingerprint() != fingerprint:
+        raise KitMismatch(f"the worker at {get_worker().address} has another version of the kit "
+                          f"({catalog.KIT_ROOT}) than the client: install the same kit on every worker")
+    plugin = get_worker().plugins[PLUGIN_NAME]
+    # One ``hide`` list per worker and batch: the fork server (keyed by its jail) is reused.
+    hide_paths = [Path(p) for p in hide] + [plugin.root]
+    with plugin.grading(batch), tempfile.TemporaryDirectory(dir=plugin.root) as tmp:
+        if is_folder:
+            path = Path(tmp, name)
+            path.mkdir()
+            if payload:  # empty: the folder held nothing but environments and caches
+                shipped = Path(tmp, ".shipped.zip")
+                shipped.write_bytes(payload)
+                unpack(shipped, path)  # the client zipped the folder's regular files: none is left out
+                shipped.unlink()
+        else:
+            path = Path(tmp, filename)
+            path.write_bytes(payload)
+        return grade_entry(Entry(name, path), exercise_ids, limits, hide_paths, fork=fork)
