@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import catalog, contract
+from grader import _forkserver, catalog, contract
 from grader.sandbox import Limits
 from grader.scoring import ExerciseResult, Report, score_submission
 
@@ -101,13 +101,17 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
-            report = score_submission(root, selected, limits=limits)
+            # Forked from a server that imported the frameworks and collected the tests once.
+            report = score_submission(root, selected, limits=limits, fork=True)
             if on_run:
                 on_run(name, report)
             return report
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
+        finally:
+            _forkserver.close_all()
     references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
     verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):
