@@ -19,6 +19,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import as_float64_leaves, check_gradients
 from grader.checks._opcount import count_aten_ops
+from grader.checks._ranks import RankFailed, RankResult, Ranks, run_ranks
 from grader.checks._strategies import (
                                     broadcastable_batch_shapes,
                                     nested_containers,
@@ -27,6 +28,9 @@ from grader.checks._strategies import (
 )
 
 __all__ = [
+    "RankFailed",
+    "RankResult",
+    "Ranks",
     "as_float64_leaves",
     "assert_close",
     "assert_device",
@@ -42,6 +46,7 @@ __all__ = [
     "cuda_available",
     "device_params",
     "nested_containers",
+    "run_ranks",
     "shapes",
     "tensors",
 ]
