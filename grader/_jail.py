@@ -11,8 +11,9 @@ covered by an empty mount should they lie inside what is revealed).
 Three levels, the strongest the process is allowed (``level()``; the grader reports which):
 
 - ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS, cgroup and network namespaces
-  (the network one holds only its own loopback interface, brought up); the child is PID 1 of its namespace (it cannot see or signal anything outside it, and every
-  process it leaves behind dies with it). Its file system is a new root holding only the system
+  (the network one holds only its own loopback interface, brought up); the child is PID 1 of its
+  namespace (it cannot see or signal anything outside it, and every process it leaves behind
+  dies with it). Its file system is a new root holding only the system
   directories (``/usr``, ``/etc``, ...), what ``reveal`` names and its own work directory, all
   read-only (recursively: ``/sys`` and its cgroup files too), a minimal ``/dev`` (null, zero,
   full, random, urandom, tty), its own ``/proc``, and one size-limited private tmpfs (``disk_mb``)

@@ -209,12 +209,15 @@ def _raise_from_line(filename: str, lineno: int, text: str) -> None:
 
 
 def _rank_loop(module_name: str, module_file: str, conn) -> None:
-    """A rank's process: import torch, say ready, then run each job sent until the pipe closes."""
+    """A rank's process: import torch and its distributed parts, say ready, then run each job sent
+    until the pipe closes."""
     from grader._jail import die_with_parent
 
     die_with_parent()  # a rank never outlives the test process that watches it
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     import torch
+    import torch.distributed
+    import torch.nn.parallel  # noqa: F401 - what distributed jobs use, imported before their time starts
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
     conn.send_bytes(b"ready")

@@ -5,7 +5,8 @@ module, that run one job at a time and meet on 127.0.0.1 with gloo).
 The references are independent of the submission: torch's own ``DistributedSampler`` for the
 shards, one process training on each step's combined batch for the parameters, and the mean
 computed here for the all-reduce. Each training configuration runs once per module (``runs``) and
-serves the tests of several clauses; rank 1 always starts from other values than rank 0.
+serves the tests of several clauses; rank 1 always starts from other values than rank 0, so a rank
+that trains on its own, or from its own start, ends elsewhere than the one-process reference.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def train_on_ranks(impl, ranks, name: str):
     return ranks.run(impl.ddp_worker, lambda rank, init_method: (
         (rank, WORLD, init_method),
         dict(model=make_model(rank), dataset=dataset, epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=SEED,
-             drop_last=drop_last, sync=sync, timeout_s=15.0)), timeout_s=45.0)
+             drop_last=drop_last, sync=sync, timeout_s=15.0)), timeout_s=30.0)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +131,7 @@ def test_all_reduce_mean_averages_in_place_over_ranks(impl, ranks):
     # Rank 0 passes a list, rank 1 a tuple: both containers the contract allows.
     results = ranks.run(impl.all_reduce_mean_, lambda rank, _: (
         ([rank_tensors(0)], {}) if rank == 0 else ((tuple(rank_tensors(1)),), {})),
-        process_group=True, timeout_s=40.0)
+        process_group=True, timeout_s=30.0)
     want = [(a.double() + b.double()) / 2 for a, b in zip(rank_tensors(0), rank_tensors(1))]
     for rank, result in enumerate(results):
         container = "list" if rank == 0 else "tuple"
@@ -208,29 +209,20 @@ def test_leaves_the_process_group_when_it_returns_or_raises(impl, outcome):
 # ----------------------------------------------------------------------------- training
 
 
-@pytest.mark.points(4)
-@pytest.mark.parametrize("name", ["ddp-even", "manual-even", "ddp-padded", "manual-dropped"])
-def test_ranks_end_with_identical_parameters(runs, name):
-    outs = runs(name)
-    for key, value in outs[0]["state_dict"].items():
-        assert_close(outs[1]["state_dict"][key], value, rtol=1e-6, atol=1e-7,
-                     name=f"{label(name)}: rank 1's {key} against rank 0's after training (the copies "
-                          "must stay identical)")
-
-
 @pytest.mark.points(5)
 @pytest.mark.parametrize("name", ["ddp-even", "manual-even", "ddp-padded", "manual-dropped"])
-def test_training_equals_one_process_on_the_combined_batches(runs, name):
+def test_every_rank_equals_one_process_on_the_combined_batches(runs, name):
     _, n, drop_last = CONFIGS[name]
     want = single_process(make_dataset(n), drop_last)
-    got = runs(name)[0]["state_dict"]
-    assert set(got) == set(want), (
-        f"{label(name)}: state_dict keys {sorted(got)}, expected the model's own {sorted(want)} "
-        "(no DDP 'module.' prefix)")
-    for key, value in want.items():
-        assert_close(got[key], value, rtol=1e-5, atol=1e-6,
-                     name=f"{label(name)}: rank 0's {key} against training rank 0's model in one "
-                          "process on each step's combined batch")
+    for rank, out in enumerate(runs(name)):
+        got = out["state_dict"]
+        assert set(got) == set(want), (
+            f"{label(name)}: rank {rank}'s state_dict keys are {sorted(got)}, expected the model's own "
+            f"{sorted(want)} (no DDP 'module.' prefix)")
+        for key, value in want.items():
+            assert_close(got[key], value, rtol=1e-5, atol=1e-6,
+                         name=f"{label(name)}: rank {rank}'s {key} against training rank 0's model in one "
+                              "process on each step's combined batch")
 
 
 @pytest.mark.points(3)
@@ -254,7 +246,8 @@ def test_shards_are_distributed_samplers_reshuffled_each_epoch(runs, name):
             assert got == want[rank], (
                 f"{label(name)}: rank {rank}'s indices in epoch {epoch} are {got}, expected {want[rank]} "
                 f"(DistributedSampler with seed={SEED} after set_epoch({epoch}))")
-    assert len(outs[0]["indices"]) == EPOCHS, f"{label(name)}: indices for {len(outs[0]['indices'])} epochs, expected {EPOCHS}"
+    assert len(outs[0]["indices"]) == EPOCHS, (
+        f"{label(name)}: indices for {len(outs[0]['indices'])} epochs, expected {EPOCHS}")
 
 
 @pytest.mark.points(2)
