@@ -38,7 +38,7 @@ def _probe(host_ip, host_port):
                     raise AssertionError("PROBE: loopback connected but carried nothing")
     names = [name for _, name in _socket.if_nameindex()]
     if names != ["lo"]:
-        raise AssertionError(f"PROBE: interfaces {names}, expected only lo")
+        raise AssertionError(f"PROBE: interfaces {{names}}, expected only lo")
     for target in (host_ip, "{outside}"):
         if target is None:
             continue
