@@ -120,6 +120,14 @@ class Ranks:
                 proc.join(5)
         self._procs, self._conns, self._ready, self._module = [], [], set(), None
 
+    def start(self, fn: FunctionType) -> Ranks:
+        """Start the processes for ``fn``'s module now and wait until they are ready (a fixture's
+        setup can pay for it, outside any test's own time); ``run`` does this when needed."""
+        module = sys.modules[fn.__module__]
+        self._start((module.__name__, module.__file__))
+        self._wait_ready()
+        return self
+
     def _start(self, module: tuple[str, str]) -> None:
         if self._procs and self._module == module:
             return
@@ -209,15 +217,16 @@ def _raise_from_line(filename: str, lineno: int, text: str) -> None:
 
 
 def _rank_loop(module_name: str, module_file: str, conn) -> None:
-    """A rank's process: import torch and its distributed parts, say ready, then run each job sent
-    until the pipe closes."""
+    """A rank's process: import torch and what distributed jobs use (before any job's time
+    starts), say ready, then run each job sent until the pipe closes."""
     from grader._jail import die_with_parent
 
     die_with_parent()  # a rank never outlives the test process that watches it
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     import torch
+    import torch._dynamo
     import torch.distributed
-    import torch.nn.parallel  # noqa: F401 - what distributed jobs use, imported before their time starts
+    import torch.nn.parallel  # noqa: F401 - DDP imports torch._dynamo when it first wraps a model: seconds
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
     conn.send_bytes(b"ready")
