@@ -25,6 +25,7 @@ from typing import Any
 # The line an untouched stub raises from (as the plugin tells a stub that is "not started").
 _STUB_RAISE = re.compile(r"raise\s+NotImplementedError\b")
 _MESSAGE_CHARS = 1500  # a gloo error can run to pages
+_SETTLE_S = 3.0  # after a rank's error, how long the others may take to answer before being stopped
 
 
 class RankFailed(AssertionError):
@@ -56,7 +57,8 @@ def free_loopback_port() -> int:
 class Ranks:
     """``size`` spawned processes that each load the module ``fn``'s come from, once, and then run
     calls of its functions, one job at a time (starting an interpreter and torch costs seconds, a
-    job a fraction of one). A job that fails stops them all; the next job starts fresh ones."""
+    job a fraction of one). A job in which a rank fails stops them all unless every rank answered
+    within ``_SETTLE_S`` of the first error; the next job then starts fresh ones."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -105,8 +107,10 @@ class Ranks:
             for conn, job in zip(self._conns, jobs):
                 conn.send_bytes(job)
             return self._collect(count, module.__file__, timeout_s)
+        except (RankFailed, NotImplementedError):
+            raise  # _collect stopped the processes if they might still be busy
         except BaseException:
-            self.close()  # ranks may still wait in a collective the failed one never joins
+            self.close()  # interrupted (the test's time limit): the ranks may be mid-job
             raise
 
     def close(self) -> None:
@@ -157,14 +161,20 @@ class Ranks:
             self._ready.add(index)
 
     def _collect(self, count: int, module_file: str, timeout_s: float) -> list[RankResult]:
+        """Each rank's result; on a rank's error, the first one raised once every rank has answered
+        (the processes then stay for the next job) or ``_SETTLE_S`` later (the rest are stuck)."""
         deadline = time.monotonic() + timeout_s
-        results: dict[int, RankResult] = {}
+        records: dict[int, tuple] = {}
         waiting = dict(enumerate(self._conns[:count]))
+        first_error: int | None = None
         while waiting:
             ready = multiprocessing.connection.wait(list(waiting.values()),
                                                     timeout=max(deadline - time.monotonic(), 0))
             if not ready:
+                if first_error is not None:
+                    break
                 ranks = ", ".join(map(str, sorted(waiting)))
+                self.close()
                 raise RankFailed(
                     f"rank {ranks} of {count} had not finished {timeout_s:g} s after the job started; "
                     "the ranks were stopped (a rank waiting for a collective call that another rank "
@@ -174,16 +184,22 @@ class Ranks:
                 rank = next(r for r, c in waiting.items() if c is conn)
                 del waiting[rank]
                 try:
-                    record = pickle.loads(conn.recv_bytes())
+                    records[rank] = pickle.loads(conn.recv_bytes())
                 except EOFError:
                     self._procs[rank].join(5)
-                    raise RankFailed(f"rank {rank} of {count} ended (exit code {self._procs[rank].exitcode}) "
-                                     "without returning a result", rank=rank) from None
-                if record[0] == "ok":
-                    results[rank] = RankResult(*record[1:])
-                else:
-                    _raise_rank_error(rank, count, module_file, *record[1:])
-        return [results[rank] for rank in range(count)]
+                    records[rank] = ("ended", self._procs[rank].exitcode)
+                if records[rank][0] != "ok" and first_error is None:
+                    first_error = rank
+                    deadline = min(deadline, time.monotonic() + _SETTLE_S)
+        if first_error is None:
+            return [RankResult(*records[rank][1:]) for rank in range(count)]
+        if waiting or any(r[0] == "ended" for r in records.values()):
+            self.close()
+        record = records[first_error]
+        if record[0] == "ended":
+            raise RankFailed(f"rank {first_error} of {count} ended (exit code {record[1]}) without returning "
+                             "a result", rank=first_error)
+        _raise_rank_error(first_error, count, module_file, *record[1:])
 
 
 def run_ranks(fn: FunctionType, world_size: int, calls: Callable[[int, str], tuple[tuple, dict]], *,

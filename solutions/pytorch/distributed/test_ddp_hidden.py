@@ -292,7 +292,7 @@ def test_drop_last_drops_the_tail(runs):
             "indices per rank, none shared")
 
 
-# Last: a job that fails stops the ranks, and the next would pay for starting them again.
+# Last: a job whose rank hangs stops the ranks, and the next job would pay for starting them again.
 @pytest.mark.points(2)
 def test_a_missing_rank_fails_within_timeout_s(impl, ranks):
     # One process, rank 1 of 2: rank 0 never comes, so joining must give up after timeout_s.
