@@ -18,9 +18,9 @@ def test_two_ranks_end_with_the_same_parameters(impl):
     def calls(rank, init_method):
         torch.manual_seed(rank)  # different starting values: training starts from rank 0's
         return (rank, 2, init_method), dict(model=nn.Linear(3, 1), dataset=dataset, epochs=1, batch_size=2,
-                                            lr=0.1, timeout_s=20.0)
+                                            lr=0.1, timeout_s=45.0)
 
-    rank0, rank1 = (r.returned for r in run_ranks(impl.ddp_worker, 2, calls, timeout_s=40.0))
+    rank0, rank1 = (r.returned for r in run_ranks(impl.ddp_worker, 2, calls, timeout_s=50.0))
     for key in ("weight", "bias"):
         assert torch.allclose(rank0["state_dict"][key], rank1["state_dict"][key]), (
             f"{key} differs between the ranks after training: {rank0['state_dict'][key]} vs {rank1['state_dict'][key]}")

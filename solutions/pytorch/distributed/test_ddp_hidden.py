@@ -88,7 +88,7 @@ def train_on_ranks(impl, ranks, name: str):
     return ranks.run(impl.ddp_worker, lambda rank, init_method: (
         (rank, WORLD, init_method),
         dict(model=make_model(rank), dataset=dataset, epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=SEED,
-             drop_last=drop_last, sync=sync, timeout_s=40.0)), timeout_s=45.0)
+             drop_last=drop_last, sync=sync, timeout_s=50.0)), timeout_s=55.0)
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def test_all_reduce_mean_averages_in_place_over_ranks(impl, ranks):
     # Rank 0 passes a list, rank 1 a tuple: both containers the contract allows.
     results = ranks.run(impl.all_reduce_mean_, lambda rank, _: (
         ([rank_tensors(0)], {}) if rank == 0 else ((tuple(rank_tensors(1)),), {})),
-        process_group=True, timeout_s=45.0)
+        process_group=True, timeout_s=55.0)
     want = [(a.double() + b.double()) / 2 for a, b in zip(rank_tensors(0), rank_tensors(1))]
     for rank, result in enumerate(results):
         container = "list" if rank == 0 else "tuple"
