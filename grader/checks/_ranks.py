@@ -245,6 +245,7 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
     import torch.nn.parallel  # noqa: F401 - DDP imports torch._dynamo when it first wraps a model: seconds
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
+    _destroy_after_the_others()
     conn.send_bytes(b"ready")
     module = None
     while True:
@@ -263,6 +264,26 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
         except Exception as exc:  # noqa: BLE001 - a result that cannot travel is the rank's failure
             data = pickle.dumps(("raised", type(exc).__name__, f"its result could not be pickled: {exc}", []))
         conn.send_bytes(data)
+
+
+def _destroy_after_the_others() -> None:
+    """Make ``destroy_process_group()`` of the default group wait for every rank first (a
+    barrier): a rank that tears the group down early (rank 0 hosts its store) can leave another,
+    still finishing, waiting on it until its timeout (seen in a jail's network namespace), which
+    is no fault of the code under test."""
+    import torch.distributed as dist
+
+    destroy = dist.destroy_process_group
+
+    def destroy_process_group(group=None):
+        if group is None and dist.is_initialized():
+            try:
+                dist.barrier()
+            except Exception:  # noqa: BLE001 - a rank already gone: destroy all the same
+                pass
+        destroy(group)
+
+    dist.destroy_process_group = destroy_process_group
 
 
 def _load(module_name: str, module_file: str):
