@@ -256,7 +256,14 @@ def test_an_interrupted_cluster_batch_resumes_where_it_stopped(scheduler_file, t
                             stderr=subprocess.PIPE, text=True, cwd=catalog.KIT_ROOT)
     while not list((out / "results").glob("*.json")) and proc.poll() is None:
         time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
+    # Ctrl-C until it stops: a first SIGINT that lands inside the Dask client's own waiting was
+    # seen to be swallowed (a known gap, see the README's Dask section).
+    while proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "interrupted: results so far are in" in err and "Traceback" not in err
