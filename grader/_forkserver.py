@@ -1,10 +1,12 @@
 """A fork server for grading children: pay the frameworks' imports once per batch, not per child.
 
-``python -m grader._forkserver FD POLICY MODULE ...`` imports the named modules (pytest,
-hypothesis, torch and/or tensorflow), runs no tensor op (a process that ran multithreaded torch
-or TF ops cannot fork safely), prints ``ready`` and then serves requests on FD, one end of a
-socket pair the grader made: there is no socket file, so no grading child (nor anyone else) can
-reach the server, and the server checks that its peer is the grader's user. Each request carries
+``python -m grader._forkserver FD POLICY SESSION MODULE ...`` imports the named modules (pytest,
+hypothesis, torch and/or tensorflow) and collects the tests of the pytest command line SESSION (a
+JSON list; its test modules stay imported, so a child's collection finds them loaded), runs no
+tensor op (a process that ran multithreaded torch or TF ops cannot fork safely), prints ``ready``
+and then serves requests on FD, one end of a socket pair the grader made: there is no socket
+file, so no grading child (nor anyone else) can reach the server, and the server checks that
+its peer is the grader's user. Each request carries
 a pytest command line, an environment, the child's staged work directory and four descriptors
 (output, report pipe, key pipe, and the socket the server answers on). The jail is the
 server's: ``POLICY`` (``grader._jail``), fixed when the server starts, with only the work
