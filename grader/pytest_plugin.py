@@ -8,15 +8,19 @@ Grading mode (``--grading``, used by ``grader score``): hypothesis is derandomiz
 example counts and no database, and every test result is streamed as JSON lines to the file
 descriptor given by ``--report-fd`` (a pipe owned by the grader).
 
-This module imports neither torch nor TensorFlow.
+This module imports neither torch nor TensorFlow; collecting a TensorFlow exercise's tests
+imports ``grader.tfchecks`` first (see ``pytest_collect_file``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import os
 import re
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,6 +184,17 @@ def points_of(item: pytest.Item) -> float:
 
 def _visibility(ex: catalog.Exercise, item: pytest.Item) -> str:
     return "hidden" if Path(str(item.path)).resolve() == ex.hidden_tests else "visible"
+
+
+def pytest_collect_file(file_path: Path) -> None:
+    """Before the first test module of a TensorFlow exercise is imported (and could run an op at
+    import): import the TensorFlow checks, which split the CPU into logical devices, possible
+    only while no TensorFlow op has run (see ``grader.tfchecks._env``). PyTorch tests never
+    import TensorFlow here."""
+    ex = catalog.exercise_for_test_file(file_path)
+    if ex is not None and ex.uses_tensorflow and "grader.tfchecks" not in sys.modules:
+        with contextlib.suppress(ImportError):  # without TensorFlow, its test module says so itself
+            importlib.import_module("grader.tfchecks")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,18 +1,21 @@
 """Checks for TensorFlow exercise tests: import from here, never from the private modules.
 
 Importing this package imports TensorFlow (quietly: it sets ``TF_CPP_MIN_LOG_LEVEL=2`` and
-``TF_ENABLE_ONEDNN_OPTS=0`` unless already set), never torch.
+``TF_ENABLE_ONEDNN_OPTS=0`` unless already set), never torch, and splits the CPU into
+``LOGICAL_CPUS`` logical devices when no TensorFlow op has run yet (``logical_cpus``).
 """
 
 from grader._errors import assert_raises_naming
 from grader._shapes import broadcastable_batch_shapes, shapes
 from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
+from grader.tfchecks._env import LOGICAL_CPUS, logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
 from grader.tfchecks._strategies import tf_tensors
 from grader.tfchecks._tracing import count_traces, retrace_counter
 
 __all__ = [
+    "LOGICAL_CPUS",
     "assert_close",
     "assert_dtype",
     "assert_raises_naming",
@@ -21,6 +24,7 @@ __all__ = [
     "central_differences",
     "check_gradients",
     "count_traces",
+    "logical_cpus",
     "mixed_precision",
     "retrace_counter",
     "shapes",

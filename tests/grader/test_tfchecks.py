@@ -29,7 +29,7 @@ def test_public_surface():
     assert set(grader.tfchecks.__all__) == {
         "assert_close", "assert_shape", "assert_dtype", "check_gradients", "central_differences",
         "retrace_counter", "count_traces", "mixed_precision", "assert_raises_naming", "shapes",
-        "broadcastable_batch_shapes", "tf_tensors"}
+        "broadcastable_batch_shapes", "tf_tensors", "LOGICAL_CPUS", "logical_cpus"}
 
 
 def test_assert_close_names_the_largest_error_and_where():
