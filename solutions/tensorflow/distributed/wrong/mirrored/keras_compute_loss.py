@@ -1,0 +1,41 @@
+"""Wrong: Keras' own loss reduction (model.compute_loss) under a strategy divides each replica's
+mean by the number of replicas: right for equal shares only, not the global batch's mean."""
+
+from collections.abc import Callable
+
+import tensorflow as tf
+
+
+def train_distributed(strategy: tf.distribute.Strategy, build_model: Callable[[], tf.keras.Model],
+                      dataset: tf.data.Dataset, epochs: int) -> dict[str, list[float]]:
+    """Build the model with ``build_model`` under ``strategy`` and train it for ``epochs`` passes
+    over ``dataset``; return ``{"loss": [mean global-batch loss per epoch]}``."""
+    if not isinstance(strategy, tf.distribute.Strategy):
+        raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int, got {epochs!r}")
+    with strategy.scope():  # the model's and the optimizer's variables become the strategy's
+        model = build_model()
+    optimizer = model.optimizer
+    batches = strategy.experimental_distribute_dataset(dataset)
+
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = model.compute_loss(x=x, y=y, y_pred=model(x, training=True))
+        variables = model.trainable_variables
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    @tf.function
+    def train_step(x, y):
+        losses = strategy.run(replica_step, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)  # the global mean
+
+    history: dict[str, list[float]] = {"loss": []}
+    for _ in range(epochs):
+        total, count = 0.0, 0
+        for x, y in batches:
+            total += float(train_step(x, y))
+            count += 1
+        history["loss"].append(total / count)
+    return history
