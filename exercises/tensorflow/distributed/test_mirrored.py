@@ -12,7 +12,8 @@ def mse(y_true, y_pred):
 
 
 def build_model():
-    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    # Zeros, not a random start: the loss goes down from there whatever the seed.
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1, kernel_initializer="zeros")])
     model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss=mse)
     return model
 

@@ -22,17 +22,17 @@ def per_example_mse(y_true, y_pred):
 class ModelBuilder:
     """``build_model`` for the exercise: a float64 linear model with fixed initial weights,
     compiled with SGD and the per-example MSE. Records every model it builds and the strategy
-    in scope when it was called (``None`` outside any scope)."""
+    in scope when it was called (the default strategy outside any scope)."""
 
     def __init__(self, in_dim: int, out_dim: int, seed: int = 0):
         rng = np.random.default_rng(seed)
         self.kernel = rng.standard_normal((in_dim, out_dim))
         self.bias = rng.standard_normal(out_dim)
         self.models: list[tf.keras.Model] = []
-        self.scopes: list[tf.distribute.Strategy | None] = []
+        self.scopes: list[tf.distribute.Strategy] = []
 
     def __call__(self) -> tf.keras.Model:
-        self.scopes.append(tf.distribute.get_strategy() if tf.distribute.has_strategy() else None)
+        self.scopes.append(tf.distribute.get_strategy())
         dense = tf.keras.layers.Dense(
             self.kernel.shape[1], dtype="float64",
             kernel_initializer=tf.keras.initializers.Constant(self.kernel),
@@ -42,10 +42,16 @@ class ModelBuilder:
         self.models.append(model)
         return model
 
-    def the_model(self) -> tf.keras.Model:
+    def assert_built_in(self, strategy: tf.distribute.Strategy, when: str = "") -> None:
+        assert all(scope is strategy for scope in self.scopes), (
+            "train_distributed called build_model outside strategy.scope() (or in another "
+            f"strategy's scope){when}: the strategy it is given must create the model's variables")
+
+    def the_model(self, strategy: tf.distribute.Strategy) -> tf.keras.Model:
         assert len(self.models) == 1, (
             f"train_distributed called build_model {len(self.models)} times; the contract is "
             "exactly once, inside strategy.scope()")
+        self.assert_built_in(strategy)
         return self.models[0]
 
 
@@ -78,7 +84,12 @@ def reference_sgd(w, b, x, y, batch, epochs):
 
 def train(impl, strategy, builder: ModelBuilder, x, y, batch: int, epochs: int) -> list[float]:
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-    history = impl.train_distributed(strategy, builder, dataset, epochs)
+    try:
+        history = impl.train_distributed(strategy, builder, dataset, epochs)
+    except Exception as exc:
+        # Training a model built outside the scope fails inside TensorFlow: say why first.
+        builder.assert_built_in(strategy, when=f", and then raised {type(exc).__name__}")
+        raise
     assert isinstance(history, dict) and "loss" in history, (
         f"train_distributed must return a dict with a 'loss' list, got {history!r:.100}")
     losses = history["loss"]
@@ -97,7 +108,7 @@ def assert_single_device_training(impl, strategy, *, n, batch, epochs, in_dim=2,
     builder = ModelBuilder(in_dim, out_dim, seed)
     x, y = data(n, in_dim, out_dim, seed)
     losses = train(impl, strategy, builder, x, y, batch, epochs)
-    model = builder.the_model()
+    model = builder.the_model(strategy)
     w, b, history = reference_sgd(builder.kernel, builder.bias, x, y, batch, epochs)
     sizes = [min(batch, n - start) for start in range(0, n, batch)]
     what = (f"{epochs} epoch(s) over global batches of {sizes} under "
@@ -143,10 +154,7 @@ def test_mirrored_builds_once_in_scope_with_mirrored_variables(impl, mirrored):
     builder = ModelBuilder(3, 2, seed=1)
     x, y = data(6, 3, 2, seed=1)
     train(impl, mirrored, builder, x, y, batch=6, epochs=1)
-    assert builder.scopes and builder.scopes[0] is mirrored, (
-        "train_distributed called build_model outside strategy.scope() (or in another strategy's "
-        "scope): the strategy must create the model's variables")
-    model = builder.the_model()
+    model = builder.the_model(mirrored)
     devices = {device_of(d) for d in mirrored.extended.worker_devices}
     for variable in [*model.trainable_variables, model.optimizer.iterations]:
         copies = mirrored.experimental_local_results(variable.value)

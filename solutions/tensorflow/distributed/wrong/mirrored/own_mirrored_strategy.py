@@ -1,5 +1,5 @@
 """Wrong: ignores the strategy it is given and builds and trains under a MirroredStrategy of its own
-(on this machine: one replica on the first CPU)."""
+(here: the two logical CPUs, with the default collective all-reduce)."""
 
 from collections.abc import Callable
 
