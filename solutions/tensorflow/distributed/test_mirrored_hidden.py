@@ -171,7 +171,7 @@ def test_one_device_strategy_trains_on_its_device(impl):
     device = logical_cpus(2)[1]  # not the device TensorFlow places on by default
     strategy = tf.distribute.OneDeviceStrategy(device)
     model = assert_single_device_training(impl, strategy, n=7, batch=3, epochs=2, in_dim=3, seed=2)
-    for variable in model.trainable_variables:
+    for variable in [*model.trainable_variables, model.optimizer.iterations]:
         assert device_of(variable.value.device) == device_of(device), (
             f"under OneDeviceStrategy({device!r}), {variable.path} lives on "
             f"{variable.value.device}: build the model inside strategy.scope()")
