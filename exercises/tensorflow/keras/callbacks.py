@@ -55,8 +55,8 @@ Hints
 -----
 - Hooks: ``on_train_batch_begin(self, batch, logs=None)``, ``on_epoch_end(self, epoch, logs=None)``;
   inside them ``self.model`` is the model being trained. ``batch`` restarts at 0 every epoch.
-- ``optimizer.learning_rate = value`` assigns the optimizer's learning-rate variable; read
-  numbers back with ``float(keras.ops.convert_to_numpy(...))``.
+- ``optimizer.learning_rate = value`` assigns the optimizer's learning-rate variable;
+  ``float(optimizer.learning_rate)`` and ``int(optimizer.iterations)`` read the current values.
 - ``keras.callbacks.EarlyStopping`` and ``keras.callbacks.ModelCheckpoint``: read what
   ``monitor``, ``mode``, ``restore_best_weights``, ``save_best_only`` and ``save_weights_only``
   do. Keras 3 still accepts the legacy ``.h5`` format for whole models; this kit does not.

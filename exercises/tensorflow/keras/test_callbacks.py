@@ -14,7 +14,7 @@ class RecordLearningRate(keras.callbacks.Callback):
         self.rates = []
 
     def on_train_batch_begin(self, batch, logs=None):
-        self.rates.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
+        self.rates.append(float(self.model.optimizer.learning_rate))
 
 
 def test_warmup_over_two_epochs(impl):

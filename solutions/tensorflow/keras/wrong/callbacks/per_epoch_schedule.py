@@ -28,7 +28,7 @@ class WarmupScheduler(keras.callbacks.Callback):
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         """Record the learning rate in use in the epoch's logs as ``"learning_rate"``."""
         if logs is not None:  # the dict History reads after the callbacks
-            logs["learning_rate"] = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
 
 
 def training_callbacks(checkpoint_path: str | os.PathLike, patience: int) -> list[keras.callbacks.Callback]:

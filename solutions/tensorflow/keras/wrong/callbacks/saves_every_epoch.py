@@ -25,13 +25,13 @@ class WarmupScheduler(keras.callbacks.Callback):
         """Set ``model.optimizer``'s learning rate for the batch about to run."""
         # The optimizer's update count, not `batch` (which restarts every epoch): the warmup then
         # carries on across epochs, fit calls and a scheduler made afresh when training resumes.
-        step = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
+        step = int(self.model.optimizer.iterations)
         self.model.optimizer.learning_rate = self.peak_lr * min(1.0, (step + 1) / self.warmup_steps)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         """Record the learning rate in use in the epoch's logs as ``"learning_rate"``."""
         if logs is not None:  # the dict History reads after the callbacks
-            logs["learning_rate"] = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)
 
 
 def training_callbacks(checkpoint_path: str | os.PathLike, patience: int) -> list[keras.callbacks.Callback]:
