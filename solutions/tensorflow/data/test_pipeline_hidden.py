@@ -35,7 +35,8 @@ def row_ids(y_batch) -> np.ndarray:
 def epoch(dataset, x, y, *, batch_size: int, drop_remainder: bool = False, x_of=None) -> list[np.ndarray]:
     """Iterate ``dataset`` once; check one epoch's contract (every row once, with its own label, in
     batches of ``batch_size`` with only the last one short, or none with ``drop_remainder``) and
-    return the row ids of each batch. ``x_of(row)`` is the x expected for a row (default ``x[row]``)."""
+    return the row ids of each batch. ``x_of(rows)`` gives the x expected for those rows (default
+    ``x[rows]``)."""
     n = len(x)
     x_of = x_of or (lambda rows: x[rows])
     batches = []
@@ -86,8 +87,8 @@ def check_spec(spec, shape: tuple, dtype, name: str) -> None:
         f"dtype={tf.as_dtype(dtype).name})")
 
 
-def pipeline_spec(impl, x, y, **kwargs):
-    spec = impl.make_pipeline(x, y, **kwargs).element_spec
+def pipeline_spec(dataset):
+    spec = dataset.element_spec
     assert isinstance(spec, tuple) and len(spec) == 2, (
         f"make_pipeline: element_spec must be a pair (x spec, y spec), got {spec!r:.150}")
     return spec
@@ -108,8 +109,8 @@ Y_DTYPES = [np.int64, np.int32, np.float32]
 @example(n=4, batch_size=1, x_shape=(2, 2), y_shape=(2,), x_dtype=np.uint8, y_dtype=np.float32)
 def test_element_spec(impl, kind, drop_remainder, n, batch_size, x_shape, y_shape, x_dtype, y_dtype):
     x, y = labelled_data(n, x_shape, x_dtype, y_shape, y_dtype)
-    x_spec, y_spec = pipeline_spec(impl, as_kind(x, kind), as_kind(y, kind), batch_size=batch_size,
-                                   shuffle_buffer=4, seed=0, drop_remainder=drop_remainder)
+    x_spec, y_spec = pipeline_spec(impl.make_pipeline(as_kind(x, kind), as_kind(y, kind), batch_size=batch_size,
+                                                      shuffle_buffer=4, seed=0, drop_remainder=drop_remainder))
     b = batch_size if drop_remainder else None
     what = f"make_pipeline({kind} x {x.shape} {x.dtype}, y {y.shape} {y.dtype}, drop_remainder={drop_remainder})"
     check_spec(x_spec, (b, *x_shape), x_dtype, f"{what}: x")
@@ -121,7 +122,7 @@ def test_element_spec_follows_augment(impl, drop_remainder):
     x, y = labelled_data(6, (4, 4, 1), np.uint8)
     dataset = impl.make_pipeline(x, y, batch_size=4, shuffle_buffer=6, seed=1, drop_remainder=drop_remainder,
                                  augment=lambda image: tf.cast(image, tf.float32) / 255.0)
-    x_spec, _ = dataset.element_spec
+    x_spec, _ = pipeline_spec(dataset)
     check_spec(x_spec, (4 if drop_remainder else None, 4, 4, 1), np.float32,
                "make_pipeline(uint8 images, augment casting to float32): x")
     epoch(dataset, x, y, batch_size=4, drop_remainder=drop_remainder,
