@@ -207,6 +207,51 @@ def training_convergence_probes() -> list[Probe]:
 # --- end of pytorch.training: debug_not_learning and gan_step --------------------------------------
 
 
+# --- tensorflow.data.pipeline (shuffling checks) ----------------------------------------------------
+def tf_data_pipeline_probes() -> list[Probe]:
+    """The shuffling checks of tensorflow.data.pipeline: each fails a correct pipeline only by a
+    coincidence of the shuffle drawn from ``seed`` (the largest: an epoch of 32 through a buffer of
+    2 left in its original order, 2**-31). Each deviation is a count that must stay below 1."""
+    tests = load("solutions/tensorflow/data/test_pipeline_hidden.py")  # imports TensorFlow
+    impl = load("solutions/tensorflow/data/pipeline.py")
+
+    def buffered(seed: int, shuffle_buffer: int) -> list[float]:
+        epochs = tests.shuffled_orders(impl, seed, n=32, shuffle_buffer=shuffle_buffer)
+        return [sum(rows == list(range(32)) for rows in epochs),
+                sum(len(tests.beyond_the_buffer(rows, shuffle_buffer)) for rows in epochs)]
+
+    def blocks(seed: int) -> list[float]:
+        epochs = tests.shuffled_orders(impl, seed, n=32, batch_size=4, shuffle_buffer=32, epochs=2)
+        return [max(len(tests.block_batches(rows, 4)) / 8 for rows in epochs)]
+
+    def repeats(seed: int) -> list[float]:
+        orders = tests.shuffled_orders(impl, seed)
+        other = tests.shuffled_orders(impl, seed + 1, epochs=1)[0]
+        again = tests.shuffled_orders(impl, seed)
+        return [float(orders[0] == orders[1]) + float(orders[1] == orders[2]),
+                float(orders[0] == other), float(sum(a != b for a, b in zip(orders, again)))]
+
+    never = "epochs left in the original order"
+    late = "examples beyond the buffer's reach"
+    return [
+        *(Probe(f"test_pipeline_hidden: shuffled_orders(shuffle_buffer={b}) "
+                "(test_shuffle_buffer_bounds_how_far_an_example_moves)", tests.BUFFER_SEED,
+                [Stat(never, 1.0, None), Stat(late, 1.0, None)],
+                lambda seed, b=b: buffered(seed, b)) for b in (2, 5)),
+        Probe("test_pipeline_hidden: block_batches (test_examples_not_batches_are_shuffled)",
+              tests.BLOCKS_SEED, [Stat("fraction of batches that are blocks of consecutive rows", 1.0, None)],
+              blocks),
+        Probe("test_pipeline_hidden: shuffled_orders (test_order_is_reshuffled_every_epoch, "
+              "test_another_seed_gives_another_order, test_same_arguments_give_the_same_batches)",
+              tests.RESHUFFLE_SEED,
+              [Stat("consecutive epochs in the same order", 1.0, None),
+               Stat("seed and seed + 1 in the same order", 1.0, None),
+               Stat("epochs differing between two equal pipelines", 1.0, None)],
+              repeats),
+    ]
+# --- end of tensorflow.data.pipeline ------------------------------------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
@@ -215,7 +260,8 @@ def main() -> int:
     torch.set_num_threads(1)  # small ops: threads only add overhead on a shared machine
     start = time.perf_counter()
     probes = (weight_init_probes() + dropout_probes() + mlp_probes()
-              + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes())
+              + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes()
+              + tf_data_pipeline_probes())
     probes = [p for p in probes if args.only in p.test]
     failed = 0
     for probe in probes:
