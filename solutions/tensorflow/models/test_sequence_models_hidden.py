@@ -180,7 +180,8 @@ def block_reference(model, x: np.ndarray, mask: np.ndarray | None) -> np.ndarray
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     weights /= weights.sum(-1, keepdims=True)
     context = np.einsum("bhts,bshk->bthk", weights, v)
-    attended = np.einsum("bthk,hkd->btd", context, np.asarray(mha.output_dense.kernel)) + np.asarray(mha.output_dense.bias)
+    output = mha.output_dense
+    attended = np.einsum("bthk,hkd->btd", context, np.asarray(output.kernel)) + np.asarray(output.bias)
     h = layer_norm(x + attended, norm1)
     f = np.maximum(h @ np.asarray(expand.kernel) + np.asarray(expand.bias), 0)
     f = f @ np.asarray(project.kernel) + np.asarray(project.bias)
