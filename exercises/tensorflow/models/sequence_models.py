@@ -43,8 +43,8 @@ Contract
   ``attention_mask[b, i, j]`` is ``True``.
 - Without a mask the block is permutation equivariant: permuting the positions of ``x`` permutes
   the output's positions the same way (there are no positional encodings inside it).
-- The layers take the global Keras dtype policy (no ``dtype=`` of their own): under a
-  ``"float64"`` policy the block computes in float64.
+- All layers take the global Keras dtype policy (no ``dtype=`` of their own): under a
+  ``"float64"`` policy the classifier and the block compute in float64.
 - ``num_heads``, ``key_dim`` and ``ff_dim`` that are not ints >= 1, a ``dropout`` that is not a
   number in ``[0, 1)``, and an ``x`` whose rank is not 3 raise ``ValueError`` naming ``num_heads``,
   ``key_dim``, ``ff_dim``, ``dropout`` or ``inputs``.

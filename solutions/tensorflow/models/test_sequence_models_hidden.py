@@ -114,6 +114,8 @@ def test_padding_does_not_change_lstm_predictions(impl):
     rng = np.random.default_rng(4)
     sequences = [random_tokens(rng, 1, n, 11)[0] for n in (1, 3, 5)]
     alone = np.concatenate([np.asarray(model(s[None])) for s in sequences])
+    assert not np.allclose(alone, alone[0]), (
+        f"three different sequences all get the logits {alone[0].tolist()}: the model ignores its input")
     for padding in ("post", "pre"):
         padded = keras.utils.pad_sequences(sequences, maxlen=8, padding=padding, value=0)
         assert_close(model(padded), alone, rtol=1e-5, atol=1e-6,
@@ -138,6 +140,8 @@ def test_lstm_gradient_in_float64_matches_finite_differences(impl):
     (embedding,) = layers_of(model, keras.layers.Embedding, 1, "build_lstm_classifier's model")
     out = model(tokens)
     assert_dtype(out, tf.float64, name="logits under the 'float64' dtype policy")
+    assert_close(out, lstm_reference(model, tokens), rtol=1e-10, atol=1e-12,
+                 name="logits under the 'float64' dtype policy (to float64 precision)")
     weights = tf.constant(np.random.default_rng(6).normal(size=(2, 2)))
     with tf.GradientTape() as tape:
         total = tf.reduce_sum(model(tokens, training=False) * weights)
@@ -252,6 +256,8 @@ def test_block_is_permutation_equivariant(impl):
     rng = np.random.default_rng(10)
     x = random_input(rng, 2, 6, 5)
     out = np.asarray(model(x))
+    assert not np.allclose(out, out[:, :1]), (
+        "the block gives the same output at every position of a random input: it ignores its input")
     for _ in range(3):
         perm = rng.permutation(6)
         assert_close(model(x[:, perm]), out[:, perm], rtol=1e-4, atol=1e-5,
@@ -309,7 +315,10 @@ def test_block_computes_in_float64_under_a_float64_policy(impl):
         model = keras.Model(x, impl.transformer_encoder_block(x, num_heads=2, key_dim=2, ff_dim=3))
     randomize_weights(model, seed=15)
     inputs = np.random.default_rng(16).standard_normal((1, 3, 4))
-    assert_dtype(model(inputs), tf.float64, name="the block's output under the 'float64' dtype policy")
+    out = model(inputs)
+    assert_dtype(out, tf.float64, name="the block's output under the 'float64' dtype policy")
+    assert_close(out, block_reference(model, inputs, None), rtol=1e-10, atol=1e-12,
+                 name="the block's output under the 'float64' dtype policy (to float64 precision)")
     check_gradients(lambda t: model(t), inputs, name="transformer_encoder_block (float64)")
 
 
