@@ -1,4 +1,4 @@
-"""Wrong: calls the Dropout layers with training=True, so dropout also runs at inference."""
+"""Wrong: takes dropout but never applies it: no Dropout layer, so training=True changes nothing."""
 
 import math
 import numbers
@@ -40,9 +40,7 @@ def transformer_encoder_block(inputs, *, num_heads: int, key_dim: int, ff_dim: i
     d_model = inputs.shape[-1]
     attended = keras.layers.MultiHeadAttention(num_heads, key_dim)(
         inputs, inputs, attention_mask=attention_mask)  # Keras: True = may attend
-    attended = keras.layers.Dropout(dropout)(attended, training=True)  # active only with training=True
     hidden = keras.layers.LayerNormalization()(inputs + attended)
     ff = keras.layers.Dense(ff_dim, activation="relu")(hidden)
     ff = keras.layers.Dense(d_model)(ff)
-    ff = keras.layers.Dropout(dropout)(ff, training=True)
     return keras.layers.LayerNormalization()(hidden + ff)
