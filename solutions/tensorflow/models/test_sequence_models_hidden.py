@@ -65,6 +65,16 @@ def lstm_reference(model, tokens: np.ndarray) -> np.ndarray:
     return np.array(logits)
 
 
+def classifier(impl, vocab: int, embed_dim: int, units: int, num_classes: int):
+    """``build_lstm_classifier``'s model, called once so that its weights exist (a Sequential
+    without an Input is built on its first call)."""
+    model = impl.build_lstm_classifier(vocab, embed_dim, units, num_classes)
+    assert isinstance(model, keras.Model), (
+        f"build_lstm_classifier must return a keras.Model, got {type(model).__name__}")
+    model(np.ones((1, 1), np.int32))
+    return model
+
+
 def lstm_parameter_count(vocab, embed_dim, units, num_classes) -> int:
     return vocab * embed_dim + 4 * units * (embed_dim + units + 1) + units * num_classes + num_classes
 
@@ -75,7 +85,7 @@ def random_tokens(rng, batch: int, length: int, vocab: int) -> np.ndarray:
 
 @pytest.mark.points(3)
 def test_lstm_logits_match_numpy_reference(impl):
-    model = impl.build_lstm_classifier(9, 4, 3, 3)
+    model = classifier(impl, 9, 4, 3, 3)
     randomize_weights(model, seed=1)
     rng = np.random.default_rng(2)
     tokens = random_tokens(rng, 4, 6, 9)
@@ -96,8 +106,7 @@ def test_lstm_logits_match_numpy_reference(impl):
 @example(vocab=2, embed_dim=1, units=1, num_classes=2, batch=1, length=1)  # the smallest of everything
 def test_lstm_shape_and_size_for_drawn_sizes(impl, vocab, embed_dim, units, num_classes, batch, length):
     name = f"build_lstm_classifier({vocab}, {embed_dim}, {units}, {num_classes})"
-    model = impl.build_lstm_classifier(vocab, embed_dim, units, num_classes)
-    assert isinstance(model, keras.Model), f"{name} must return a keras.Model, got {type(model).__name__}"
+    model = classifier(impl, vocab, embed_dim, units, num_classes)
     expected = lstm_parameter_count(vocab, embed_dim, units, num_classes)
     assert model.count_params() == expected, (
         f"{name} has {model.count_params()} parameters; Embedding({vocab}, {embed_dim}), LSTM({units}) "
@@ -109,7 +118,7 @@ def test_lstm_shape_and_size_for_drawn_sizes(impl, vocab, embed_dim, units, num_
 
 @pytest.mark.points(3)
 def test_padding_does_not_change_lstm_predictions(impl):
-    model = impl.build_lstm_classifier(11, 5, 4, 3)
+    model = classifier(impl, 11, 5, 4, 3)
     randomize_weights(model, seed=3)
     rng = np.random.default_rng(4)
     sequences = [random_tokens(rng, 1, n, 11)[0] for n in (1, 3, 5)]
@@ -134,7 +143,7 @@ def test_lstm_bad_arguments_raise_value_error(impl, arg, value):
 
 def test_lstm_gradient_in_float64_matches_finite_differences(impl):
     with mixed_precision("float64"):
-        model = impl.build_lstm_classifier(6, 3, 2, 2)
+        model = classifier(impl, 6, 3, 2, 2)
     randomize_weights(model, seed=5)
     tokens = np.array([[1, 5, 2, 0], [3, 3, 4, 1]], np.int32)
     (embedding,) = layers_of(model, keras.layers.Embedding, 1, "build_lstm_classifier's model")
