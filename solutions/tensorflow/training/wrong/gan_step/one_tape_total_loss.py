@@ -22,10 +22,9 @@ def gan_train_step(generator: tf.keras.Model, discriminator: tf.keras.Model,
         fake_logits = discriminator(fake, training=True)
         d_loss = bce(tf.ones_like(real_logits), real_logits) + bce(tf.zeros_like(fake_logits), fake_logits)
         g_loss = bce(tf.ones_like(fake_logits), fake_logits)  # non-saturating: -log sigmoid(D(G(z)))
-    # Both gradients before either update: each tape differentiates its own loss with respect to
-    # its own network only, so neither optimizer ever sees the other network's variables.
-    d_grads = tape.gradient(d_loss + g_loss, discriminator.trainable_variables)
-    g_grads = tape.gradient(d_loss + g_loss, generator.trainable_variables)
+        total = d_loss + g_loss
+    d_grads = tape.gradient(total, discriminator.trainable_variables)
+    g_grads = tape.gradient(total, generator.trainable_variables)
     d_opt.apply_gradients(zip(d_grads, discriminator.trainable_variables))
     g_opt.apply_gradients(zip(g_grads, generator.trainable_variables))
     return {"d_loss": d_loss, "g_loss": g_loss}
