@@ -252,6 +252,28 @@ def tf_data_pipeline_probes() -> list[Probe]:
 # --- end of tensorflow.data.pipeline ------------------------------------------------------------------
 
 
+# --- tensorflow.training.gan_step (the noise drawn when none is given) ----------------------------
+# Not swept (a correct solution fails only by a coincidence of probability zero): two steps drawing
+# the same 8192 normal values (test_noise_is_one_fresh_standard_normal_batch_per_step), and, in
+# tensorflow.models.sequence_models, training=True giving the inference output although dropout
+# 0.5 drops each of 120 values with probability 1/2 (2^-120; test_dropout_only_with_training_true).
+def tf_gan_noise_probes() -> list[Probe]:
+    tests = load("solutions/tensorflow/training/test_gan_step_hidden.py")
+    impl = load("solutions/tensorflow/training/gan_step.py")
+    n = tests.NOISE_BATCH * tests.NOISE_DIM
+
+    def run(seed: int) -> list[float]:
+        first, _ = tests.draw_noise(impl, seed)
+        return list(tests.noise_deviations(first[0]))
+
+    return [Probe("test_gan_step_hidden (tensorflow): noise_deviations "
+                  "(test_noise_is_one_fresh_standard_normal_batch_per_step)", tests.NOISE_SEED,
+                  [Stat("|mean of the noise|", tests.NOISE_MEAN_TOL, 1 / math.sqrt(n)),
+                   Stat("|std of the noise - 1|", tests.NOISE_STD_TOL, 1 / math.sqrt(2 * n))],
+                  run)]
+# --- end of tensorflow.training.gan_step ------------------------------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
@@ -261,7 +283,7 @@ def main() -> int:
     start = time.perf_counter()
     probes = (weight_init_probes() + dropout_probes() + mlp_probes()
               + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes()
-              + tf_data_pipeline_probes())
+              + tf_data_pipeline_probes() + tf_gan_noise_probes())
     probes = [p for p in probes if args.only in p.test]
     failed = 0
     for probe in probes:
