@@ -56,8 +56,9 @@ Hints
   activity regularizer is a different thing.
 - Keras' ``Dropout(rate)`` takes the fraction to *drop* (TensorFlow 1's ``keep_prob`` was the
   opposite).
-- In a functional model, calling a layer with ``training=True`` fixes its mode forever; leave the
-  argument out and Keras passes the model call's ``training`` on.
+- Call the layers without a ``training=`` of their own: the model passes its call's flag on to
+  them (a ``training=True`` fixed in a functional graph still applies when the model is called
+  without the argument).
 - ``model.losses`` may be empty.
 """
 
