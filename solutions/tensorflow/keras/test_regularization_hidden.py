@@ -316,8 +316,10 @@ def test_regularization_loss_gradient_flows_to_the_weights(impl):
                                   "kernel (is the result computed outside TensorFlow?)")
     assert_close(grads[0], 2 * l2 * np.asarray(kernel), rtol=1e-6, atol=1e-9,
                  name="gradient of regularization_loss w.r.t. a kernel with L2(0.25) (2 * l2 * W)")
-    assert_close(grads[0], central_differences(lambda: impl.regularization_loss(model), kernel),
-                 rtol=1e-5, atol=1e-7, name="gradient of regularization_loss vs finite differences")
+    # The penalty is quadratic, so central differences are exact for any step: a large one keeps
+    # them accurate even if the sum is taken in float32.
+    assert_close(grads[0], central_differences(lambda: impl.regularization_loss(model), kernel, eps=1e-2),
+                 rtol=1e-4, atol=1e-4, name="gradient of regularization_loss vs finite differences")
     assert grads[1] is None or not np.any(np.asarray(grads[1])), (
         "regularization_loss has a gradient w.r.t. an unpenalised bias")
 

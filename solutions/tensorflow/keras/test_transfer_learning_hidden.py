@@ -108,6 +108,11 @@ def documented_model(base: keras.Model, num_classes: int) -> keras.Model:
 def build(impl, base, num_classes, name: str, **kwargs) -> keras.Model:
     model = impl.build_finetune_model(base, num_classes, **kwargs)
     assert isinstance(model, keras.Model), f"{name}: expected a keras.Model, got {type(model).__name__}"
+    try:
+        model.count_params()
+    except ValueError as exc:
+        raise AssertionError(f"{name}: the model is not built ({exc!s:.120}): build it (call it once) "
+                             "before returning it") from None
     assert any(layer is base for layer in model.layers), (
         f"{name}: the base is not one of model.layers; call the base model itself on the input "
         "(it is shared, not copied or unrolled)")
