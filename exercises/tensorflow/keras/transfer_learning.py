@@ -59,8 +59,8 @@ Hints
   later release): ``fit`` would run the base in training mode. Subclass ``keras.Model`` instead,
   create the layers in ``__init__`` and call ``self.base(x, training=False)`` in ``call``; call
   the new model once on zeros to build it.
-- ``layer.trainable = ...`` on a model sets it on every layer inside; a layer whose parent is
-  frozen has no trainable weights, whatever its own flag says.
+- ``layer.trainable = ...`` on a model sets it on every layer inside: set the base's flag
+  first, then its layers'.
 - Python's ``layers[-0:]`` is the whole list.
 - ``isinstance(layer, keras.layers.BatchNormalization)``.
 """

@@ -8,8 +8,7 @@ import keras
 
 def _set_trainable_top(base: keras.Model, n: int) -> None:
     """The last ``n`` layers of ``base`` trainable except BatchNormalization; the rest frozen."""
-    # A frozen parent hides its layers' weights whatever their own flags: unfreeze the base first
-    # (which sets every layer inside it trainable), then freeze what must stay frozen.
+    # The base's flag first: setting it sets every layer inside it; then each layer's own.
     base.trainable = True
     cut = len(base.layers) - n  # not layers[-n:]: for n = 0 that is the whole list
     for index, layer in enumerate(base.layers):
