@@ -55,8 +55,8 @@ Hints
 -----
 - The Keras guide builds the model functionally, ``base(inputs, training=False)``. In the Keras
   this kit pins (3.15), a ``training`` fixed while building a functional model is overridden by
-  the flag the model itself is called with (keras-team/keras pull request 23364 fixes that in a
-  later release): ``fit`` would run the base in training mode. Subclass ``keras.Model`` instead,
+  the flag the model itself is called with (keras-team/keras pull request 23364 changes that
+  upstream): ``fit`` would run the base in training mode. Subclass ``keras.Model`` instead,
   create the layers in ``__init__`` and call ``self.base(x, training=False)`` in ``call``; call
   the new model once on zeros to build it.
 - ``layer.trainable = ...`` on a model sets it on every layer inside: set the base's flag
