@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -274,6 +275,31 @@ def tf_gan_noise_probes() -> list[Probe]:
 # --- end of tensorflow.training.gan_step ------------------------------------------------------------
 
 
+# --- tensorflow.keras.regularization (dropout rate of build_regularized) -------------------------
+def keras_regularization_probes() -> list[Probe]:
+    """test_dropout_only_when_training: the fraction of the 2048 units one training call drops,
+    and the smallest unit before the identity output layer (the test reads any zero as dropped,
+    so every unit must stay positive, with batch statistics and at inference alike)."""
+    tests = load("solutions/tensorflow/keras/test_regularization_hidden.py")
+    impl = load("solutions/tensorflow/keras/regularization.py")
+    n = tests.DROPOUT_BATCH * tests.DROPOUT_UNITS
+    probes = []
+    for rate in (0.2, 0.5):
+
+        def run(seed: int, rate: float = rate) -> list[float]:
+            _, model, x, trained, undropped = tests.dropout_outputs(impl, rate, seed)
+            inferred = float(np.min(model(x, training=False)))
+            return [abs(float((trained == 0).mean()) - rate), math.exp(-min(float(undropped.min()), inferred))]
+
+        probes.append(Probe(f"test_regularization_hidden: dropout_outputs(rate={rate})", tests.DROPOUT_SEED,
+                            [Stat("|dropped fraction - rate|", tests.DROPOUT_RATE_TOL,
+                                  math.sqrt(rate * (1 - rate) / n), strict=False),
+                             Stat("exp(-smallest unit before the output) (< 1: all > 0)", 1.0, None)],
+                            run))
+    return probes
+# --- end of tensorflow.keras.regularization ------------------------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
@@ -283,7 +309,7 @@ def main() -> int:
     start = time.perf_counter()
     probes = (weight_init_probes() + dropout_probes() + mlp_probes()
               + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes()
-              + tf_data_pipeline_probes() + tf_gan_noise_probes())
+              + tf_data_pipeline_probes() + tf_gan_noise_probes() + keras_regularization_probes())
     probes = [p for p in probes if args.only in p.test]
     failed = 0
     for probe in probes:
