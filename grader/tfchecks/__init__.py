@@ -10,9 +10,11 @@ from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
 from grader.tfchecks._strategies import tf_tensors
+from grader.tfchecks._summaries import SummaryEvents, read_summaries
 from grader.tfchecks._tracing import count_traces, retrace_counter
 
 __all__ = [
+    "SummaryEvents",
     "assert_close",
     "assert_dtype",
     "assert_raises_naming",
@@ -22,6 +24,7 @@ __all__ = [
     "check_gradients",
     "count_traces",
     "mixed_precision",
+    "read_summaries",
     "retrace_counter",
     "shapes",
     "tf_tensors",
