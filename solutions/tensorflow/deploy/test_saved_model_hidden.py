@@ -57,7 +57,8 @@ def functional_on_sequences() -> keras.Model:
     return keras.Model(inputs, outputs)
 
 
-MODELS = {"sequential-dropout-batchnorm": mlp_with_dropout_and_batchnorm, "functional-2d-features": functional_on_sequences}
+MODELS = {"sequential-dropout-batchnorm": mlp_with_dropout_and_batchnorm,
+          "functional-2d-features": functional_on_sequences}
 
 
 def batch_of(model: keras.Model, batch: int, seed: int = 0, dtype=np.float32) -> np.ndarray:
@@ -127,7 +128,7 @@ def learner_export(impl, model, path, **kwargs):
     result = impl.export_for_serving(model, path, **kwargs)
     assert result is None, f"export_for_serving should return None, got {type(result).__name__}"
     assert (pathlib.Path(path) / "saved_model.pb").is_file(), (
-        f"export_for_serving wrote no SavedModel (no saved_model.pb) into the export directory")
+        "export_for_serving wrote no SavedModel (no saved_model.pb) into the export directory")
 
 
 def serving_signature(path):
@@ -160,7 +161,8 @@ def test_signature_names_dtype_and_dynamic_batch(exports, kind, input_name):
     assert isinstance(outputs, dict) and list(outputs) == ["outputs"], (
         f"the signature's outputs are named {list(outputs) if isinstance(outputs, dict) else outputs}; "
         "expected one output named 'outputs'")
-    assert outputs["outputs"].dtype == tf.float32, f"output 'outputs' is {outputs['outputs'].dtype.name}, expected float32"
+    assert outputs["outputs"].dtype == tf.float32, (
+        f"output 'outputs' is {outputs['outputs'].dtype.name}, expected float32")
 
 
 @pytest.mark.points(2)
