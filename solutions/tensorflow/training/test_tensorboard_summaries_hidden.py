@@ -81,7 +81,8 @@ def test_every_tag_at_its_step_over_several_calls(impl, tmp_path, kind):
         f"scalar tags read back: {sorted(events.scalars)}, expected {sorted(want)} (every tag of every call)")
     for tag, pairs in want.items():
         got = sorted(events.scalars[tag])
-        assert len(got) == len(pairs) and all(s == ws and same_float32(v, wv) for (s, v), (ws, wv) in zip(got, pairs)), (
+        assert len(got) == len(pairs) and all(
+            s == ws and same_float32(v, wv) for (s, v), (ws, wv) in zip(got, pairs)), (
             f"tag {tag!r}: read (step, value) {got}, expected {pairs}")
 
 
@@ -97,7 +98,8 @@ def test_events_are_on_disk_when_log_scalars_returns(impl, tmp_path):
 @pytest.mark.parametrize("step", [0, 12, np.int32(5), np.int64(2**40)], ids=["0", "12", "int32", "int64-large"])
 def test_steps_from_zero_up_are_accepted(impl, tmp_path, step):
     events = logged(impl, tmp_path, {"loss": 0.5}, step)
-    assert events.scalars.get("loss") == [(int(step), 0.5)], f"read {events.scalars.get('loss')}, expected [({int(step)}, 0.5)]"
+    assert events.scalars.get("loss") == [(int(step), 0.5)], (
+        f"read {events.scalars.get('loss')}, expected [({int(step)}, 0.5)]")
 
 
 @pytest.mark.parametrize("step, error", [(-1, ValueError), (np.int64(-5), ValueError), (1.0, TypeError),
