@@ -110,26 +110,28 @@ def test_bad_step_raises_naming_step(impl, tmp_path, step, error):
     assert read_summaries(tmp_path).scalars == {}, "a bad step must log nothing"
 
 
+# Built inside the test (lambdas): a test module must run no TensorFlow op when it is imported, or
+# the children of a fork server that collected it may hang.
 BAD_ENTRIES = {
-    "empty-tag": ({"": 1.0}, ValueError, "tag"),
-    "tag-not-str": ({3: 1.0}, TypeError, "tag"),
-    "numpy-two-elements": ({"weights": np.array([1.0, 2.0])}, ValueError, "weights"),
-    "tensor-two-elements": ({"weights": tf.constant([[1.0], [2.0]])}, ValueError, "weights"),
-    "tensor-no-elements": ({"weights": tf.zeros((0,))}, ValueError, "weights"),
-    "bool": ({"flag": True}, TypeError, "flag"),
-    "str": ({"name": "abc"}, TypeError, "name"),
-    "none": ({"missing": None}, TypeError, "missing"),
-    "complex": ({"phase": 1 + 2j}, TypeError, "phase"),
-    "tensor-complex": ({"phase": tf.constant(1 + 2j)}, TypeError, "phase"),
-    "tensor-bool": ({"flag": tf.constant(True)}, TypeError, "flag"),
-    "tensor-string": ({"name": tf.constant("abc")}, TypeError, "name"),
+    "empty-tag": (lambda: {"": 1.0}, ValueError, "tag"),
+    "tag-not-str": (lambda: {3: 1.0}, TypeError, "tag"),
+    "numpy-two-elements": (lambda: {"weights": np.array([1.0, 2.0])}, ValueError, "weights"),
+    "tensor-two-elements": (lambda: {"weights": tf.constant([[1.0], [2.0]])}, ValueError, "weights"),
+    "tensor-no-elements": (lambda: {"weights": tf.zeros((0,))}, ValueError, "weights"),
+    "bool": (lambda: {"flag": True}, TypeError, "flag"),
+    "str": (lambda: {"name": "abc"}, TypeError, "name"),
+    "none": (lambda: {"missing": None}, TypeError, "missing"),
+    "complex": (lambda: {"phase": 1 + 2j}, TypeError, "phase"),
+    "tensor-complex": (lambda: {"phase": tf.constant(1 + 2j)}, TypeError, "phase"),
+    "tensor-bool": (lambda: {"flag": tf.constant(True)}, TypeError, "flag"),
+    "tensor-string": (lambda: {"name": tf.constant("abc")}, TypeError, "name"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BAD_ENTRIES))
 def test_bad_entry_raises_naming_it_and_logs_nothing(impl, tmp_path, case):
-    bad, error, name = BAD_ENTRIES[case]
-    metrics = {"good/first": 1.0, **bad, "good/last": 2.0}  # a good entry on each side of the bad one
+    make_bad, error, name = BAD_ENTRIES[case]
+    metrics = {"good/first": 1.0, **make_bad(), "good/last": 2.0}  # a good entry on each side of the bad one
     assert_raises_naming(error, name, impl.log_scalars, tmp_path, metrics, 0)
     events = read_summaries(tmp_path)
     assert events.scalars == {}, f"{case}: a bad entry must log nothing, but read back {events.scalars}"
