@@ -12,10 +12,12 @@ from grader.tfchecks._env import LOGICAL_CPUS, logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
 from grader.tfchecks._strategies import tf_tensors
+from grader.tfchecks._summaries import SummaryEvents, read_summaries
 from grader.tfchecks._tracing import count_traces, retrace_counter
 
 __all__ = [
     "LOGICAL_CPUS",
+    "SummaryEvents",
     "assert_close",
     "assert_dtype",
     "assert_raises_naming",
@@ -26,6 +28,7 @@ __all__ = [
     "count_traces",
     "logical_cpus",
     "mixed_precision",
+    "read_summaries",
     "retrace_counter",
     "shapes",
     "tf_tensors",

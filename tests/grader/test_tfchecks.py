@@ -29,7 +29,8 @@ def test_public_surface():
     assert set(grader.tfchecks.__all__) == {
         "assert_close", "assert_shape", "assert_dtype", "check_gradients", "central_differences",
         "retrace_counter", "count_traces", "mixed_precision", "assert_raises_naming", "shapes",
-        "broadcastable_batch_shapes", "tf_tensors", "LOGICAL_CPUS", "logical_cpus"}
+        "broadcastable_batch_shapes", "tf_tensors", "LOGICAL_CPUS", "logical_cpus",
+        "read_summaries", "SummaryEvents"}
 
 
 def test_assert_close_names_the_largest_error_and_where():
@@ -171,3 +172,42 @@ def test_canary_catches_a_patched_tensorflow_check(monkeypatch):
     problems = _canary.check(pm)
     assert "grader.tfchecks._compare.assert_close was replaced" in problems
     assert "grader.tfchecks.assert_close accepts different tensors" in problems
+
+
+def test_read_summaries_reads_tf_summary_tensor_events(tmp_path):
+    pytest.importorskip("tensorboard")
+    from grader.tfchecks import read_summaries
+
+    for step, (loss, acc) in enumerate([(1.5, 0.25), (float("nan"), 0.5)]):
+        writer = tf.summary.create_file_writer(str(tmp_path))  # a file per writer: both are read
+        with writer.as_default():
+            tf.summary.scalar("train/loss", loss, step=step)
+            tf.summary.scalar("acc", tf.constant(acc, tf.float64), step=step)
+            tf.summary.histogram("weights", tf.constant([1.0, 2.0, 2.0, 4.0]), step=step)
+            tf.summary.write("raw", tf.constant(3.0), step=step)  # no plugin: not a scalar
+        writer.close()
+    events = read_summaries(tmp_path)
+    assert set(events.scalars) == {"train/loss", "acc"}
+    assert events.scalars["acc"] == [(0, 0.25), (1, 0.5)]
+    (first, second) = events.scalars["train/loss"]
+    assert first == (0, 1.5) and second[0] == 1 and np.isnan(second[1])
+    assert events.plugins == {"train/loss": "scalars", "acc": "scalars", "weights": "histograms", "raw": ""}
+    step, buckets = events.histograms["weights"][1]
+    assert step == 1 and buckets.shape[1] == 3 and buckets[:, 2].sum() == 4
+    assert buckets[:, 0].min() == 1.0 and buckets[:, 1].max() == 4.0
+
+
+def test_read_summaries_of_a_missing_directory_is_empty(tmp_path):
+    pytest.importorskip("tensorboard")
+    from grader.tfchecks import read_summaries
+
+    assert read_summaries(tmp_path / "nothing") == grader.tfchecks.SummaryEvents({}, {}, {})
+
+
+def test_read_summaries_imports_no_torch():
+    pytest.importorskip("tensorboard")
+    from tests.helpers import run_python
+
+    result = run_python("-c", "import sys, tempfile\nfrom grader.tfchecks import read_summaries\n"
+                              "read_summaries(tempfile.mkdtemp())\nprint('torch' in sys.modules)")
+    assert result.stdout.strip() == "False", result.stdout + result.stderr
