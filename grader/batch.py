@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from grader import __version__, _console, _forkserver, catalog, formats, html_report, similarity
+from grader.errors import BatchError
 from grader.sandbox import Limits, kill_all
-from grader.scoring import Report, SubmissionError, score_path, select_exercises
+from grader.scoring import Report, SubmissionError, score_path
 
 if TYPE_CHECKING:
     from grader import dask_batch
@@ -36,10 +37,6 @@ if TYPE_CHECKING:
 # Never part of what a submission is: environments and caches a candidate may have zipped along.
 _NOT_CONTENT = {"__pycache__", ".git", ".venv", "venv", "site-packages", "node_modules", ".hypothesis",
                 ".pytest_cache", ".ipynb_checkpoints"}
-
-
-class BatchError(ValueError):
-    """The batch cannot start (the submissions folder is missing or not a folder)."""
 
 
 @dataclass
@@ -134,7 +131,7 @@ def _error_result(entry: Entry, message: str, exercises: list[catalog.Exercise])
 def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
                 hide: list[Path], fork: bool = False) -> tuple[dict, str]:
     """Grade one entry; returns (JSON-able result, markdown feedback). Never raises for bad input."""
-    exercises = select_exercises(exercise_ids) if exercise_ids else []
+    exercises = catalog.select(exercise_ids) if exercise_ids else []
     if entry.problem:
         result = _error_result(entry, entry.problem, exercises)
         return result, f"## {entry.name}\n\nNot graded: {entry.problem}\n"
@@ -313,7 +310,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     except ValueError as exc:
         raise BatchError(str(exc)) from None
     entries = discover(Path(folder))
-    exercises = select_exercises(exercise_ids) if exercise_ids else None
+    exercises = catalog.select(exercise_ids) if exercise_ids else None
     limits = limits or Limits()
     out = Path(out)
     if out.exists() and not out.is_dir():

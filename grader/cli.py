@@ -8,12 +8,9 @@ import sys
 from pathlib import Path
 
 from grader import __version__, _console, catalog, similarity
-from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS, number
+from grader._options import JOBS, MINUTES, PERCENT, add_limit_options, number
 from grader.dask_batch import cluster_option, scheduler_file_option
-
-
-class UsageError(ValueError):
-    """An option or argument is unusable; reported before any work starts."""
+from grader.errors import GraderError, UsageError
 
 
 def check_output_file(path: str | None) -> None:
@@ -95,11 +92,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from grader import progress, status
 
-    rows = [ex for ex in catalog.load_catalog().values()
-            if (not args.framework or ex.framework == args.framework)
-            and (not args.topic or ex.topic == args.topic)
-            and (not args.difficulty or ex.difficulty == args.difficulty)
-            and (args.max_minutes is None or ex.minutes <= args.max_minutes)]
+    rows = catalog.select(framework=args.framework, topics=[args.topic] if args.topic else None,
+                          difficulty=args.difficulty, max_minutes=args.max_minutes)
     store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
     states = {ex.id: status.remembered_status(ex, root, store) for ex in rows}
     marks = {i: s.state if s else "not checked" for i, s in states.items()}
@@ -152,16 +146,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def _add_limit_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
-                        help="wall-clock limit per submission in seconds, above 0 (default: 600)")
-    parser.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
-                        help="limit per test in seconds, above 0 (default: 60)")
-    parser.add_argument("--memory-mb", type=MEMORY_MB, default=6144, metavar="MB",
-                        help=f"address-space limit of a grading child in MiB, at least {MIN_MEMORY_MB} "
-                             "(default: 6144)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grader", description="Grade PyTorch and TensorFlow exercises of the tensor-drills kit.")
@@ -195,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     score.add_argument("--fail-under", type=PERCENT, metavar="PCT",
                        help="exit with status 1 when the score is under PCT percent (for CI)")
-    _add_limit_options(score)
+    add_limit_options(score, wall="each submission", memory=True)
     score.set_defaults(func=_cmd_score)
 
     batch = sub.add_parser(
@@ -234,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler-file", dest="cluster", type=scheduler_file_option, metavar="FILE",
                        help="grade on the Dask cluster whose scheduler wrote FILE "
                             "(dask scheduler --scheduler-file FILE)")
-    _add_limit_options(batch)
+    add_limit_options(batch, wall="each submission", memory=True)
     batch.set_defaults(func=_cmd_batch)
 
     ver = sub.add_parser(
@@ -275,9 +259,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``grader`` console script; returns the process exit status."""
-    from grader.batch import BatchError
-    from grader.scoring import SubmissionError
-
     # --kit first: the subcommands' defaults (e.g. the kit's exercises/ folder) depend on it.
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--kit")
@@ -285,14 +266,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if kit:
             catalog.use_kit(Path(kit))
-    except catalog.CatalogError as exc:
+    except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (catalog.CatalogError, SubmissionError, BatchError, UsageError) as exc:
+    except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -117,6 +117,12 @@ def render_json(report: Report) -> str:
 
 
 def render_gradescope(report: Report) -> str:
+    return json.dumps(gradescope_results(report), indent=2) + "\n"
+
+
+def gradescope_results(report: Report, notes: list[str] = ()) -> dict:
+    """Gradescope's ``results.json`` of ``report``; ``notes`` head its ``output`` (what the
+    autograder says it graded)."""
     tests = []
     for ex in report.exercises:
         for t in ex.tests:
@@ -138,16 +144,17 @@ def render_gradescope(report: Report) -> str:
     if report.flags:
         tests.append({"name": REVIEW_FLAGS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
                       "output": "\n".join(f"flag: {f}" for f in report.flags), "visibility": "hidden"})
-    notes = [f"problem: {p}" for p in report.problems] + [
+    problems = [f"problem: {p}" for p in report.problems] + [
         f"sandbox: {w}" for w in _sandbox_warnings(report)]
-    return json.dumps({
+    output = "\n".join(problems) or f"{_num(report.score)}/{_num(report.max_score)} points"
+    return {
         "score": report.score,
         "execution_time": round(report.duration_s),
-        "output": "\n".join(notes) or f"{_num(report.score)}/{_num(report.max_score)} points",
+        "output": "\n".join([*notes, output]).strip(),
         "stdout_visibility": "hidden",
         "extra_data": {"flags": report.flags, "sandbox": report.sandbox},
         "tests": tests,
-    }, indent=2) + "\n"
+    }
 
 
 def render_junit(report: Report) -> str:

@@ -68,17 +68,17 @@ def test_status_of_a_submission_in_one_run_then_from_memory(tmp_path, capsys):
     assert states[BROADCASTING.id]["state"] == "failing"
     assert states[BROADCASTING.id]["passed"] >= 1 and "affine" in states[BROADCASTING.id]["detail"]
     assert states["pytorch.tensors.numpy_bridge"]["state"] == "missing"
-    assert {e["id"] for e in data["exercises"]} == {ex.id for ex in status.select(topics=["tensors"])}
+    assert {e["id"] for e in data["exercises"]} == {ex.id for ex in catalog.select(topics=["tensors"])}
     # Easy and not done, first in catalog order: from_data is not done either.
     assert data["next"] == FROM_DATA.id
     assert data["ran_public"] == 3
     # Nothing changed: nothing runs, the same states come from memory.
-    again = status.collect(root, status.select(topics=["tensors"]))
+    again = status.collect(root, catalog.select(topics=["tensors"]))
     assert again.ran_public == 0 and all(s.remembered for s in again.exercises if s.state != "missing")
     assert {s.exercise.id: s.state for s in again.exercises} == {i: e["state"] for i, e in states.items()}
     # One module changed: only it runs again.
     (root / CREATION.relpath).write_text(CREATION.reference.read_text())
-    third = status.collect(root, status.select(topics=["tensors"]))
+    third = status.collect(root, catalog.select(topics=["tensors"]))
     assert third.ran_public == 1
     assert {s.exercise.id: s.state for s in third.exercises}[CREATION.id] == "public checks pass"
     assert "2 exercise(s) pass their public checks: `grader status --full`" in status.render(third)
