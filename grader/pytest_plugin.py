@@ -304,7 +304,7 @@ class _ReportCollector:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         item = self.items.get(nodeid)
         if item is not None and exercise_of(item) is not None:
-            # The grader's own clock for this test starts here (see grader.sandbox._supervise).
+            # The grader's own clock for this test starts here (see grader.engine.sandbox._supervise).
             _emit(self.config, {"event": records.Event.STARTED, "nodeid": nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, formats, html_report, scoring, similarity
+from grader import catalog
 from grader.cli import main
-from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader.engine import scoring, similarity
+from grader.engine.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader.reports import formats, html_report
 from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

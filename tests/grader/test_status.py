@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from grader import catalog, progress, status
+from grader import catalog, progress
 from grader.cli import main
+from grader.workflows import status
 from tests.helpers import make_submission, run_python
 
 BROADCASTING = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -178,7 +179,7 @@ def test_filters_that_match_nothing_are_an_error(capsys):
 
 
 def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsys):
-    from grader.scoring import ExerciseResult, Report, TestResult
+    from grader.engine.scoring import ExerciseResult, Report, TestResult
 
     hidden_fails = ExerciseResult(FROM_DATA.id, 3.0, 5.0, [
         TestResult("test_from_data.py::test_a", "passed", 3.0, 3.0, "visible"),
@@ -186,7 +187,7 @@ def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsy
     untouched = ExerciseResult(CREATION.id, 0.0, 4.0, [
         TestResult("test_creation_ops.py::test_c", "failed", 0.0, 4.0, "visible", "not started: stub")])
     report = Report("exercises", 3.0, 9.0, [hidden_fails, untouched], 1.0)
-    monkeypatch.setattr("grader.scoring.score_path", lambda *args, **kwargs: report)
+    monkeypatch.setattr("grader.engine.scoring.score_path", lambda *args, **kwargs: report)
     assert main(["score", "-e", FROM_DATA.id, "-e", CREATION.id]) == 0
     capsys.readouterr()
     store = progress.Store()

@@ -26,11 +26,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _console, _records, catalog, defaults, progress
+from grader import _records, catalog, defaults, progress
 from grader._options import add_limit_options
 from grader._records import Event
 from grader.errors import UsageError
 from grader.outcomes import State, TestStatus, classify
+from grader.reports import console as _console
 
 DONE, PUBLIC_PASS, FAILING = State.DONE, State.PUBLIC_PASS, State.FAILING
 NOT_STARTED, MISSING, ERROR = State.NOT_STARTED, State.MISSING, State.ERROR
@@ -225,8 +226,8 @@ def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -
 def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
                 store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
     """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
-    from grader import scoring
-    from grader.sandbox import Limits
+    from grader.engine import scoring
+    from grader.engine.sandbox import Limits
 
     report = scoring.score_submission(root, [ex.id for ex in exercises],
                                       limits=Limits(wall_s=timeout_s, test_s=test_timeout_s))

@@ -2,7 +2,7 @@
 
 For each exercise: the reference scores full marks, the untouched stub scores 0 and reads as
 "not started", and every wrong solution under ``solutions/<path>/wrong/<name>/`` fails at least one
-hidden test: one of the tests of the contract clause it is said to break (``grader.contract``), where
+hidden test: one of the tests of the contract clause it is said to break (``grader.workflows.contract``), where
 the contract table names one. A constant-output submission the table names earns no more than the
 table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
@@ -17,9 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _forkserver, catalog, contract
-from grader.sandbox import Limits
-from grader.scoring import ExerciseResult, Report, score_submission
+from grader import catalog
+from grader.engine import forkserver
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import ExerciseResult, Report, score_submission
+from grader.workflows import contract
 
 
 @dataclass
@@ -111,7 +113,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
         finally:
-            _forkserver.close_all()
+            forkserver.close_all()
     references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
     verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):

@@ -9,7 +9,7 @@
   0-point test of visibility ``hidden``, which instructors see and students do not.
 - ``junit``: JUnit XML (one ``testsuite`` per exercise) that CI systems read.
 - ``markdown``: a summary for pull requests and ``$GITHUB_STEP_SUMMARY``.
-- ``html``: a self-contained hiring report (``grader.html_report``).
+- ``html``: a self-contained hiring report (``grader.reports.html_report``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from grader.html_report import render_html
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.reports.html_report import render_html
 
 FORMATS = ("table", "json", "gradescope", "junit", "markdown", "html")
 REVIEW_FLAGS_TEST = "Review flags (instructors only; 0 points)"
@@ -87,7 +87,7 @@ def print_table(report: Report, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from grader._console import STATE_STYLES
+    from grader.reports.console import STATE_STYLES
 
     table = Table(show_edge=False, pad_edge=False, show_footer=True)
     table.add_column("exercise", footer="total", no_wrap=True)
@@ -107,7 +107,7 @@ def print_table(report: Report, console) -> None:
 
 
 def _sandbox_warnings(report: Report) -> list[str]:
-    """The grader's warning when it could not isolate submitted code fully (``grader.sandbox``)."""
+    """The grader's warning when it could not isolate submitted code fully (``grader.engine.sandbox``)."""
     warning = report.sandbox.get("warning")
     return [warning] if warning else []
 

@@ -7,10 +7,12 @@ import os
 import sys
 from pathlib import Path
 
-from grader import __version__, _console, catalog, similarity
+from grader import __version__, catalog
 from grader._options import JOBS, MINUTES, PERCENT, add_limit_options, number
-from grader.dask_batch import cluster_option, scheduler_file_option
+from grader.engine import similarity
 from grader.errors import GraderError, UsageError
+from grader.reports import console as _console
+from grader.workflows.dask_batch import cluster_option, scheduler_file_option
 
 
 def check_output_file(path: str | None) -> None:
@@ -27,14 +29,15 @@ def check_output_file(path: str | None) -> None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from grader import formats, scoring
-    from grader.sandbox import Limits
+    from grader.engine import scoring
+    from grader.engine.sandbox import Limits
+    from grader.reports import formats
 
     check_output_file(args.output)
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     submission = args.submission or str(catalog.KIT_ROOT / "exercises")
     if submission.endswith(".ipynb"):
-        from grader.notebooks import score_notebook
+        from grader.workflows.notebooks import score_notebook
 
         report = score_notebook(Path(submission), args.exercise, limits=limits,
                                 warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
@@ -71,8 +74,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from grader.batch import run_batch
-    from grader.sandbox import Limits
+    from grader.engine.sandbox import Limits
+    from grader.workflows.batch import run_batch
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -90,7 +93,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 # --- learner: `grader list` shows each exercise's remembered state (grader.progress); runs nothing. ---
 def _cmd_list(args: argparse.Namespace) -> int:
-    from grader import progress, status
+    from grader import progress
+    from grader.workflows import status
 
     rows = catalog.select(framework=args.framework, topics=[args.topic] if args.topic else None,
                           difficulty=args.difficulty, max_minutes=args.max_minutes)
@@ -123,7 +127,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from grader.verify import verify
+    from grader.workflows.verify import verify
 
     def progress(name: str, report) -> None:
         print(f"  graded {name} ({report.duration_s:.0f} s)", file=sys.stderr)
@@ -245,12 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Learner (status, watch, hint, reset, attempts, restore) and hiring (release) commands live
     # in their own modules.
-    from grader import mutants, release, status, stubs, watch
+    from grader.workflows import mutants, release, status, stubs, watch
 
     for module in (status, watch, stubs, release, mutants):
         module.register(sub)
     # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
-    from grader import gradescope, nbgrader_export
+    from grader.workflows import gradescope, nbgrader_export
 
     for module in (nbgrader_export, gradescope):
         module.register(sub)

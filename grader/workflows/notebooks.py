@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import catalog
-from grader.sandbox import Limits
-from grader.scoring import Report, SubmissionError, candidate_name, score_submission
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import Report, SubmissionError, candidate_name, score_submission
 
 METADATA_KEY = "tensor_drills"
 

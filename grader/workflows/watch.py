@@ -19,9 +19,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from grader import _console, catalog, defaults, progress, status
+from grader import catalog, defaults, progress
 from grader._options import add_limit_options
 from grader.errors import UsageError
+from grader.reports import console as _console
+from grader.workflows import status
 
 DEBOUNCE_MS = 300  # an editor's save is often several writes; wait for them to settle
 RECHECK_MS = 1000  # without events, look at the modules' digests this often anyway

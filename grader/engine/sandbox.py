@@ -8,7 +8,7 @@ What the child gets:
 - limits on CPU time, address space, file size, disk, processes and output volume, a per-test
   time limit enforced from outside (``_supervise``: a test that outlives its own in-process limit
   is stopped, scores 0, and the remaining tests run in a fresh child), and a wall-clock limit;
-- the jail of ``grader._jail`` at the strongest level the grader's privileges allow (``full`` as
+- the jail of ``grader.engine.jail`` at the strongest level the grader's privileges allow (``full`` as
   root with CAP_SYS_ADMIN: its own namespaces, a file system of the system directories, the
   interpreter and the kit's ``grader`` package only, read-only but for a size-limited tmpfs, and a
   uid of its own). A weaker level is announced on the terminal and in every report
@@ -37,9 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _jail, _records, catalog, defaults
+from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
-from grader.scan import Finding, scan_tree
+from grader.engine import jail
+from grader.engine.scan import Finding, scan_tree
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
                 "sitecustomize.py", "usercustomize.py", "setup.py"}
@@ -131,7 +132,7 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path, *,
         ignored.append(f"{others} other file(s) that are not exercise modules (ignored)")
     if with_tests:
         stage_tests(exercises, kit)
-    for sub in (*(f"rw/{name}" for name in _jail.RW_DIRS), "root"):
+    for sub in (*(f"rw/{name}" for name in jail.RW_DIRS), "root"):
         (work / sub).mkdir(parents=True)
     return impl, kit, ignored
 
@@ -185,7 +186,7 @@ def _base_env() -> dict[str, str]:
     env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
     env.update(defaults.TF_ENV, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
                OMP_NUM_THREADS="1",
-               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+               PYTHONPATH=str(PACKAGE_DIR.parent))
     return env
 
 
@@ -220,7 +221,7 @@ def _revealed() -> list[str]:
              sysconfig.get_paths()["stdlib"], *site.getsitepackages(),
              *sys.path[1:],  # not the first: the main script's folder, or the working directory
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-             str(Path(__file__).resolve().parent)}
+             str(PACKAGE_DIR)}
     found = {q for p in paths if p for q in (os.path.abspath(p), os.path.realpath(p))}
     return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 
@@ -232,7 +233,7 @@ def _hidden(hide: list[Path]) -> list[str]:
 
 
 def _policy(limits: Limits, hide: list[Path]) -> dict:
-    """The jail (``grader._jail``) for a child graded under ``limits``, its work directory aside."""
+    """The jail (``grader.engine.jail``) for a child graded under ``limits``, its work directory aside."""
     return {"cpu_s": int(limits.wall_s * 2) + 10, "memory_mb": limits.memory_mb,
             "file_mb": limits.file_mb, "disk_mb": limits.disk_mb, "nproc": limits.nproc,
             "reveal": _revealed(), "hide": _hidden(hide)}
@@ -250,12 +251,12 @@ ISOLATION_WARNINGS = {
 
 
 def isolation(reveal: list[str] | None = None) -> dict:
-    """The jail level this grader gives (``grader._jail.level``) and, when weaker than
+    """The jail level this grader gives (``grader.engine.jail.level``) and, when weaker than
     ``full``, a warning to show on the terminal and in every report."""
-    level = _jail.level()
+    level = jail.level()
     facts = {"level": level}
     if level != "full":
-        reachable = all(_jail.world_reachable(p) for p in (reveal or _revealed()))
+        reachable = all(jail.world_reachable(p) for p in (reveal or _revealed()))
         uid_note = ("that cannot read the reference solutions or write the kit" if reachable else
                     "only if it could read the interpreter, which it cannot here (it lives "
                     "under a private directory such as /root), so it runs as root without "
@@ -306,13 +307,13 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
     the tests after it run in a fresh child (at most ``MAX_RESTARTS`` times).
     ``fork``: fork the child from a shared fork server that has already imported the frameworks
-    (``grader._forkserver``) instead of starting a fresh interpreter.
+    (``grader.engine.forkserver``) instead of starting a fresh interpreter.
     """
     policy = _policy(limits, list(hide))
     level = isolation(policy["reveal"])
     _announce(level)
     if level["level"] == "container":
-        _jail.restrict_for_container(policy["hide"])
+        jail.restrict_for_container(policy["hide"])
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
@@ -346,7 +347,7 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     report_r, report_w = os.pipe()
     key_r = _records.key_pipe(key)
     if fork_for is not None:
-        from grader import _forkserver
+        from grader.engine import forkserver
 
         # The server accepts work directories in the temporary directory the grader stages in,
         # and reads the same kit as its children. It collects the tests of every exercise its
@@ -356,12 +357,12 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
         served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
         server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        server = _forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
+        server = forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
 
         def start():
             return server.spawn(args, env, work, report_w, key_r)
     else:
-        cmd = [sys.executable, "-m", "grader._jail", json.dumps({**policy, "workdir": str(work)}),
+        cmd = [sys.executable, "-m", "grader.engine.jail", json.dumps({**policy, "workdir": str(work)}),
                "--", sys.executable, "-m", "pytest",
                *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
 
@@ -372,7 +373,7 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     run = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
     facts = _records.first(run.records, Event.SANDBOX)
     if isinstance(facts.get("uid"), int):
-        _jail.release(facts["uid"])
+        jail.release(facts["uid"])
     return run
 
 

@@ -1,7 +1,7 @@
-"""Collect test cases for ``grader.nbgrader_export``, in a child process of its own (collecting
+"""Collect test cases for ``grader.workflows.nbgrader_export``, in a child process of its own (collecting
 imports torch, which the ``grader`` command keeps out of its own process).
 
-``python -m grader._nbgrader_collect OUT KIT_ROOT CONFIG TEST_FILE ...`` runs pytest's collection
+``python -m grader.workflows.nbgrader_collect OUT KIT_ROOT CONFIG TEST_FILE ...`` runs pytest's collection
 of the test files and writes ``OUT``: ``{"code": pytest's exit status, "items": [...]}``, one item
 per test case with what the export needs to rebuild it in a notebook (its file, function, name,
 points, the index of its case in each ``parametrize`` mark, its fixtures).

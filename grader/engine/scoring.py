@@ -1,6 +1,6 @@
 """Score a submission: run its exercises' public and hidden tests in a sandboxed child.
 
-The child (see ``grader.sandbox``) is ``python -m pytest`` with the kit's own configuration, a
+The child (see ``grader.engine.sandbox``) is ``python -m pytest`` with the kit's own configuration, a
 staged copy of the submission's exercise modules as ``--impl-root`` and grading mode on. It
 streams signed JSON records (collected tests, results) over a pipe the grader owns. The score
 counts only tests the child reported as passed: a test that was collected but never reported (a
@@ -14,12 +14,13 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from grader import _records, _redact, catalog
+from grader import _records, catalog
 from grader._records import Event
-from grader.intake import SubmissionError, open_submission
+from grader.engine import redact
+from grader.engine.intake import SubmissionError, open_submission
+from grader.engine.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
+from grader.engine.similarity import flag_near_copies
 from grader.outcomes import NOT_STARTED_PREFIX, State, TestStatus, classify
-from grader.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
-from grader.similarity import flag_near_copies
 
 __all__ = ["Report", "SubmissionError", "candidate_name", "score_path", "score_submission"]
 
@@ -47,7 +48,7 @@ class ExerciseResult:
     tests: list[TestResult] = field(default_factory=list)
     # The module as it was graded (None: none was submitted), at most MAX_CODE_CHARS characters.
     code: str | None = None
-    # Its similarity to the reference solution (``grader.similarity.Similarity.to_dict``).
+    # Its similarity to the reference solution (``grader.engine.similarity.Similarity.to_dict``).
     similarity: dict | None = None
 
     @property
@@ -164,7 +165,7 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         else:
             status = res["status"]
             score = points if status == TestStatus.PASSED else 0.0
-            message = _redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""), hidden)
+            message = redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""), hidden)
             test = TestResult(name, status, score, points, rec["visibility"], message)
         ex.tests.append(test)
         ex.score += test.score
@@ -186,7 +187,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
     ``fork``: fork the grading child from a fork server that has preloaded the frameworks (fast
-    when grading many submissions; see ``grader._forkserver``).
+    when grading many submissions; see ``grader.engine.forkserver``).
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -205,7 +206,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
         result.code = code[result.id]
     if problems and not any(t.status == TestStatus.PASSED for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n"
-                        + _redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
+                        + redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
     sandbox = _records.first(run.records, Event.SANDBOX)
     sandbox = {**run.isolation, **{k: v for k, v in sandbox.items() if k != "event"}}
     flags = [str(f) for f in run.findings]
@@ -222,7 +223,7 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
     """Grade what was handed in at ``path``: a folder or a ``.zip``, wrapped in any folders.
 
     The exercises graded are ``exercise_ids``, else those of the take-home manifest the
-    submission carries (``grader.intake``), else the whole catalog. Problems of the intake (no
+    submission carries (``grader.engine.intake``), else the whole catalog. Problems of the intake (no
     exercise module found, zip entries left out) head the report's problems; near copies of the
     reference solutions are flagged (``score_submission``). ``report.submission`` is ``path`` as given,
     ``report.candidate`` is ``candidate_name`` of it.

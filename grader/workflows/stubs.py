@@ -29,10 +29,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog, progress
+from grader import PACKAGE_DIR, catalog, progress
 from grader.errors import StubError
 
-PACKAGED_STUBS = Path(__file__).resolve().parent / "_stubs"
+PACKAGED_STUBS = PACKAGE_DIR / "_stubs"
 GIT_HISTORY_DEPTH = 50
 
 

@@ -18,12 +18,13 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from grader import __version__, catalog, stubs
+from grader import PACKAGE_DIR, __version__, catalog
 from grader._options import MINUTES
+from grader.engine.intake import MANIFEST_NAME
 from grader.errors import ReleaseError
-from grader.intake import MANIFEST_NAME
+from grader.workflows import stubs
 
-GRADER_PACKAGE = Path(__file__).resolve().parent
+GRADER_PACKAGE = PACKAGE_DIR
 
 
 def _shippable(ex: catalog.Exercise) -> bool:

@@ -26,8 +26,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from grader import catalog, similarity
-from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader import catalog
+from grader.engine import similarity
+from grader.engine.scoring import ExerciseResult, Report, TestResult, candidate_name
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped",
                 "missing": "never reported a result", "not_run": "was not run on this machine"}

@@ -4,7 +4,7 @@ Each notebook ``COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb`` holds:
 
 - the question (the stub's docstring) as a read-only markdown cell;
 - the answer cell (an nbgrader solution cell): the untouched stub's code (signatures whose bodies
-  raise ``NotImplementedError``; from ``grader.stubs.untouched_stub``, never a work in progress in
+  raise ``NotImplementedError``; from ``grader.workflows.stubs.untouched_stub``, never a work in progress in
   the kit's ``exercises/``) followed by the whole reference module between ``### BEGIN SOLUTION`` and
   ``### END SOLUTION``. The reference redefines every function, so the instructor's notebook passes
   its tests; ``nbgrader generate_assignment`` drops the region (``ClearSolutions.code_stub`` is set
@@ -44,13 +44,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__, catalog
+from grader import PACKAGE_DIR, __version__, catalog
 from grader.errors import ExportError
 from grader.notebook_runtime import SUPPORTED_FIXTURES
 from grader.outcomes import Visibility, cell_kind
-from grader.stubs import StubError, untouched_stub
+from grader.workflows.stubs import StubError, untouched_stub
 
-GRADER_PACKAGE = Path(__file__).resolve().parent
+GRADER_PACKAGE = PACKAGE_DIR
 
 KERNEL_NAME = "python3"
 NOTEBOOK_METADATA_KEY = "tensor_drills"
@@ -141,7 +141,7 @@ def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]
     with tempfile.TemporaryDirectory(prefix="drills-collect-") as tmp:
         out = Path(tmp) / "items.json"
         proc = subprocess.run(
-            [sys.executable, "-m", "grader._nbgrader_collect", str(out), str(catalog.KIT_ROOT),
+            [sys.executable, "-m", "grader.workflows.nbgrader_collect", str(out), str(catalog.KIT_ROOT),
              str(catalog.KIT_ROOT / "pyproject.toml"), *map(str, files)],
             check=False, cwd=catalog.KIT_ROOT, capture_output=True, text=True, timeout=300)
         if not out.is_file() or json.loads(out.read_text())["code"] != 0:

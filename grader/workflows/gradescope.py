@@ -7,7 +7,7 @@ The zip follows Gradescope's autograder specification
   in ``/autograder/venv``, installs a CPU build of torch from PyTorch's wheel index (Gradescope has no
   GPU; CUDA tests are left out of the maximum) and the kit from the bundled source;
 - ``run_autograder`` (run for every submission, in ``/autograder``): runs
-  ``python -m grader.gradescope run``, which lays the submission out like ``exercises/``, grades it
+  ``python -m grader.workflows.gradescope run``, which lays the submission out like ``exercises/``, grades it
   as ``grader score --format gradescope`` does and writes ``/autograder/results/results.json``;
 - ``kit/``: the kit's ``grader`` package, catalog and project files, and the chosen exercises'
   stubs, public tests and hidden tests (not the reference solutions). Students never see the
@@ -60,7 +60,7 @@ export DRILLS_KIT_ROOT="$ROOT/source/kit"
 export PYTHONPATH="$DRILLS_KIT_ROOT${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$ROOT/results"
 cd "$ROOT"
-exec "$PYTHON" -m grader.gradescope run --root "$ROOT"
+exec "$PYTHON" -m grader.workflows.gradescope run --root "$ROOT"
 """
 
 
@@ -123,7 +123,7 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 def stage_submission(submission: Path, exercises: list[catalog.Exercise], out: Path) -> list[str]:
     """Lay the exercises' modules found in ``submission`` out under ``out`` like ``exercises/``;
     return one note per exercise saying which file is graded (or that none was found)."""
-    from grader.notebooks import notebook_exercise_id, read_notebook, stage_notebook
+    from grader.workflows.notebooks import notebook_exercise_id, read_notebook, stage_notebook
 
     notes = []
     notebooks = {}
@@ -155,7 +155,8 @@ def stage_submission(submission: Path, exercises: list[catalog.Exercise], out: P
 
 def run(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json`` (Gradescope's layout)."""
-    from grader import formats, scoring
+    from grader.engine import scoring
+    from grader.reports import formats
 
     started = time.monotonic()
     results = root / "results" / "results.json"
@@ -207,7 +208,7 @@ def register(sub) -> None:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m grader.workflows.gradescope",
                                      description="Gradescope's side of the autograder bundle.")
     actions = parser.add_subparsers(dest="action", required=True)
     run_parser = actions.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json")
