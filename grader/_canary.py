@@ -21,7 +21,7 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "sys": ("exit",),
     "json": ("dumps",),
     "hmac": ("new", "compare_digest"),
-    "_pytest.runner": ("call_and_report", "call_runtest_hook", "pytest_runtest_makereport",
+    "_pytest.runner": ("call_and_report", "pytest_runtest_call", "pytest_runtest_makereport",
                        "check_interactive_exception"),
     "_pytest.reports": ("TestReport",),
     "_pytest.python": ("pytest_pyfunc_call",),
@@ -48,7 +48,7 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "numpy": ("allclose", "testing"),
     "numpy.testing": ("assert_allclose",),
 }
-_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call", "outcome")}
+_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call",)}
 
 _snapshot: dict[tuple[str, str], Any] = {}
 _codes: dict[tuple[str, str], Any] = {}  # a function's code can be swapped in place
