@@ -8,7 +8,8 @@ learner's functions), and each grade cell runs one test::
     hidden_tests.run("test_pairwise_stays_on_device", globals(), params={"device": 0})
 
 ``run`` builds the ``impl`` object from the notebook's globals (the learner's answer), supplies the
-test's parameters and the fixtures the kit's tests use (``impl``, ``monkeypatch``, ``tmp_path``),
+test's parameters and the fixtures the kit's tests use (``impl``, ``monkeypatch``, ``tmp_path``,
+``tmp_path_factory``),
 grades hypothesis tests with the kit's derandomized settings, and enforces the per-test time limit.
 A failing test raises ``AssertionError`` with the learner-facing message ``grader score`` gives (no
 test source); a passing test prints one line and returns ``None``. Warnings and anything written to
@@ -37,7 +38,7 @@ from grader._timelimit import TestTimeout, time_limit
 
 _NOT_STARTED = feedback.not_started("your answer still raises NotImplementedError")
 # Fixtures that kit tests take besides ``impl`` and their parameters.
-SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path")
+SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path", "tmp_path_factory")
 # Names the notebook (IPython) itself defines; they are not part of the learner's answer.
 _NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 _IPYTHON_HISTORY = re.compile(r"_+|_i{1,3}|_i?\d+|_oh|_ih|_dh")
@@ -151,6 +152,8 @@ class TestModule:
             return stack.enter_context(pytest.MonkeyPatch.context())
         if name == "tmp_path":
             return Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        if name == "tmp_path_factory":
+            return _TempPathFactory(Path(stack.enter_context(tempfile.TemporaryDirectory())))
         fixture = module_fixtures(self.module).get(name)
         if fixture is None:
             raise RuntimeError(f"fixture {name!r} is not available in notebooks")
@@ -160,6 +163,23 @@ class TestModule:
             stack.callback(next, result, None)  # the code after ``yield``: the teardown
             return value
         return result
+
+
+class _TempPathFactory:
+    """pytest's ``tmp_path_factory`` as the kit's tests use it: fresh folders under one base."""
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+
+    def getbasetemp(self) -> Path:
+        return self._base
+
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        if not numbered:
+            path = self._base / basename
+            path.mkdir()
+            return path
+        return Path(tempfile.mkdtemp(prefix=f"{basename}-", dir=self._base))
 
 
 def module_fixtures(module: types.ModuleType) -> dict[str, Callable]:

@@ -153,10 +153,10 @@ def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]
         ex = catalog.exercise_for_test_file(Path(item["file"]))
         if item["cuda"] or ex is None or ex.id not in cases:
             continue
-        # ``request`` and ``tmp_path_factory``: what ``impl`` and ``tmp_path`` use. Fixtures the
+        # ``request``: what ``impl`` uses. Fixtures the
         # test module defines itself run in the notebook too (see grader.notebook_runtime).
         unsupported = sorted(set(item["fixtures"]) - set(item["params"])
-                             - {"request", "tmp_path_factory"}
+                             - {"request"}
                              - set(SUPPORTED_FIXTURES) - set(item["module_fixtures"]))
         if item["unmatched"]:
             raise ExportError(f"{ex.id}: {item['name']}: cannot tell which case of the parameter(s) "
