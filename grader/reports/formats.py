@@ -18,6 +18,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.outcomes import State, TestStatus, Visibility
 from grader.reports.html_report import render_html
 
 FORMATS = ("table", "json", "gradescope", "junit", "markdown", "html")
@@ -31,7 +32,7 @@ def _num(x: float) -> str:
 
 
 def _first_failure(ex: ExerciseResult) -> TestResult | None:
-    return next((t for t in ex.tests if t.status not in ("passed", "not_run")), None)
+    return next((t for t in ex.tests if t.status not in (TestStatus.PASSED, TestStatus.NOT_RUN)), None)
 
 
 def _first_line(text: str) -> str:
@@ -47,7 +48,7 @@ def _total(report: Report) -> str:
 def _table_notes(report: Report) -> list[str]:
     """The lines after the table: tests not run, public-only runs, problems, flags, sandbox."""
     lines = []
-    not_run = sum(t.status == "not_run" for e in report.exercises for t in e.tests)
+    not_run = sum(t.status == TestStatus.NOT_RUN for e in report.exercises for t in e.tests)
     if not_run:
         lines.append(f"{not_run} CUDA test(s) not run on this machine (left out of the maximum)")
     if public_only(report):
@@ -60,7 +61,7 @@ def _table_notes(report: Report) -> list[str]:
 
 
 def _first_failure_text(ex: ExerciseResult) -> str:
-    first = _first_failure(ex) if ex.status == "failing" else None
+    first = _first_failure(ex) if ex.status == State.FAILING else None
     return f"{first.name}: {(_first_line(first.message) or first.status)[:160]}" if first else ""
 
 
@@ -126,16 +127,16 @@ def gradescope_results(report: Report, notes: list[str] = ()) -> dict:
     tests = []
     for ex in report.exercises:
         for t in ex.tests:
-            if t.status == "not_run":
+            if t.status == TestStatus.NOT_RUN:
                 continue
             tests.append({
                 "name": f"{ex.id}: {t.name}",
                 "score": t.score,
                 "max_score": t.max_score,
-                "status": "passed" if t.status == "passed" else "failed",
-                "output": t.message if t.status == "passed" or t.visibility == "visible"
+                "status": "passed" if t.status == TestStatus.PASSED else "failed",
+                "output": t.message if t.status == TestStatus.PASSED or t.visibility == Visibility.VISIBLE
                 else t.message[:2000],
-                "visibility": "visible" if t.visibility == "visible" else "after_published",
+                "visibility": "visible" if t.visibility == Visibility.VISIBLE else "after_published",
             })
     # Students see ``output`` and visible tests. Review flags (static scan, near copies) are for
     # staff only: Gradescope shows a test of visibility "hidden" to instructors, never to
@@ -171,9 +172,9 @@ def render_junit(report: Report) -> str:
             ET.SubElement(ET.SubElement(case, "properties"), "property", name="points",
                           value=f"{_num(t.score)}/{_num(t.max_score)}")
             counts["tests"] += 1
-            if t.status == "passed":
+            if t.status == TestStatus.PASSED:
                 continue
-            if t.status in ("not_run", "skipped"):
+            if t.status in (TestStatus.NOT_RUN, TestStatus.SKIPPED):
                 ET.SubElement(case, "skipped", message=_first_line(t.message))
                 counts["skipped"] += 1
             else:
@@ -197,7 +198,7 @@ def _md_cell(text: str) -> str:
 def public_only(report: Report) -> bool:
     """Whether the report's tests are all public ones (the hidden tests were not there to run)."""
     tests = [t for ex in report.exercises for t in ex.tests]
-    return bool(tests) and all(t.visibility == "visible" for t in tests)
+    return bool(tests) and all(t.visibility == Visibility.VISIBLE for t in tests)
 
 
 def render_markdown(report: Report) -> str:
@@ -205,7 +206,7 @@ def render_markdown(report: Report) -> str:
     lines = [f"## tensor-drills: {_num(report.score)}/{_num(report.max_score)} ({pct:.1f}%)", "",
              "| exercise | score | status | first failure |", "| --- | ---: | --- | --- |"]
     for ex in report.exercises:
-        first = _first_failure(ex) if ex.status == "failing" else None
+        first = _first_failure(ex) if ex.status == State.FAILING else None
         detail = f"`{first.name}`: {_first_line(first.message)[:120]}" if first else ""
         lines.append(f"| `{ex.id}` | {_num(ex.score)}/{_num(ex.max_score)} | {ex.status} | "
                      f"{_md_cell(detail)} |")

@@ -21,7 +21,11 @@ from grader import catalog
 from grader.engine import forkserver
 from grader.engine.sandbox import Limits
 from grader.engine.scoring import ExerciseResult, Report, score_submission
+from grader.outcomes import State, TestStatus, Visibility
 from grader.workflows import contract
+
+# A test with one of these did not fail: it passed, or it cannot run on this machine.
+_COUNTED_PASS = (TestStatus.PASSED, TestStatus.NOT_RUN)
 
 
 @dataclass
@@ -37,24 +41,24 @@ class Verdict:
         """Every way this exercise breaks the rules, in words; empty when it is sound."""
         found = []
         ref = self.reference
-        if not [t for t in ref.tests if t.visibility == "hidden" and t.status != "not_run"]:
+        if not [t for t in ref.tests if t.visibility == Visibility.HIDDEN and t.status != TestStatus.NOT_RUN]:
             found.append("no hidden test ran against the reference")
         if not ref.score == ref.max_score > 0:
             found.extend(f"reference fails {t.name}: {t.status}: {t.message[:300]}"
-                         for t in ref.tests if t.status not in ("passed", "not_run"))
-        passed = [t.name for t in self.stub.tests if t.status == "passed"]
+                         for t in ref.tests if t.status not in _COUNTED_PASS)
+        passed = [t.name for t in self.stub.tests if t.status == TestStatus.PASSED]
         if passed or self.stub.score:
             found.append(f"the untouched stub passes {passed}")
-        elif self.stub.status != "not started":
+        elif self.stub.status != State.NOT_STARTED:
             found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
         if len(self.wrong) < 2:
             found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
         table = contract.load(catalog.get_exercise(self.id))
         for mistake, result in self.wrong.items():
-            if not [t for t in result.tests if t.visibility == "hidden"
-                    and t.status not in ("passed", "not_run")]:
+            if not [t for t in result.tests if t.visibility == Visibility.HIDDEN
+                    and t.status not in _COUNTED_PASS]:
                 found.append(f"wrong solution {mistake!r} passes every hidden test")
-            failed = {t.name.split("::", 1)[-1] for t in result.tests if t.status not in ("passed", "not_run")}
+            failed = {t.name.split("::", 1)[-1] for t in result.tests if t.status not in _COUNTED_PASS}
             for clause in table.clauses_breaking(mistake):
                 if not any(_names(test, name) for test in clause.tests for name in failed):
                     found.append(f"wrong solution {mistake!r} breaks {clause.quote[:60]!r} but passes "
