@@ -196,11 +196,14 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     submission = Path(submission)
     if not submission.is_dir():
         raise SubmissionError(f"submission must be a directory laid out like exercises/: {submission}")
-    exercises = catalog.select(exercise_ids)
-    limits = limits or Limits()
+    return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork)
+
+
+def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, hide: list[Path],
+           fork: bool) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
-    run = run_tests(submission.resolve(), exercises, limits, hide=list(hide), fork=fork)
+    run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork)
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]
@@ -234,8 +237,8 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
     """
     wanted = catalog.select(exercise_ids) if exercise_ids else None
     with open_submission(Path(path), wanted) as opened:
-        ids = exercise_ids
-        if not ids and opened.manifest is not None:
+        exercises = wanted
+        if exercises is None and opened.manifest is not None:
             ids = opened.manifest["exercises"]
             unknown = [i for i in ids if i not in catalog.load_catalog()]
             if unknown:
@@ -243,7 +246,8 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
                     f"the submission's take-home manifest lists {', '.join(unknown)}, which this "
                     f"kit does not have (the bundle came from kit version "
                     f"{opened.manifest.get('kit_version', 'unknown')}); grade with --exercise ID")
-        report = score_submission(opened.root, ids, limits=limits, hide=hide, fork=fork)
+            exercises = catalog.select(ids)
+        report = _score(opened.root, exercises or catalog.select(), limits or Limits(), list(hide), fork)
     report.problems[:0] = opened.problems
     report.submission = str(path)
     report.candidate = candidate_name(path, opened.manifest)

@@ -134,16 +134,15 @@ def _error_result(entry: Entry, message: str, exercises: list[catalog.Exercise])
 def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
                 hide: list[Path], fork: bool = False) -> tuple[dict, str]:
     """Grade one entry; returns (JSON-able result, markdown feedback). Never raises for bad input."""
+    problem = entry.problem
+    if not problem:
+        try:
+            report = score_path(entry.path, exercise_ids, limits=limits, hide=hide, fork=fork)
+            return report.to_dict(), formats.render_markdown(report)
+        except (SubmissionError, catalog.CatalogError) as exc:
+            problem = str(exc)
     exercises = catalog.select(exercise_ids) if exercise_ids else []
-    if entry.problem:
-        result = _error_result(entry, entry.problem, exercises)
-        return result, f"## {entry.name}\n\nNot graded: {entry.problem}\n"
-    try:
-        report = score_path(entry.path, exercise_ids, limits=limits, hide=hide, fork=fork)
-    except (SubmissionError, catalog.CatalogError) as exc:
-        result = _error_result(entry, str(exc), exercises)
-        return result, f"## {entry.name}\n\nNot graded: {exc}\n"
-    return report.to_dict(), formats.render_markdown(report)
+    return _error_result(entry, problem, exercises), f"## {entry.name}\n\nNot graded: {problem}\n"
 
 
 def flag_odd_selections(results: dict[str, dict]) -> list[str]:
