@@ -68,6 +68,11 @@ def use_kit(root: Path) -> None:
                            "tensor-drills checkout or take-home bundle)")
     KIT_ROOT, CATALOG_FILE = root, root / CATALOG_NAME
     os.environ[KIT_ENV] = str(root)
+    reload()
+
+
+def reload() -> None:
+    """Read the catalog file again when next asked (after ``grader new`` added an entry)."""
     _load_catalog.cache_clear()
     _exercises_by_test_file.cache_clear()
 

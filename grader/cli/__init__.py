@@ -126,6 +126,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 # --- end learner ---
 
 
+def _cmd_new(args: argparse.Namespace) -> int:
+    from grader.workflows.scaffold import scaffold
+
+    for path in scaffold(args.id, args.title, args.difficulty, args.minutes, args.topic):
+        print(path.relative_to(catalog.KIT_ROOT))
+    print(f"wrote {args.id} and its catalog entry: fill in the TODOs (docs/writing-an-exercise.md), "
+          f"then `grader verify {args.id}`", file=sys.stderr)
+    return 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from grader.workflows.verify import verify
 
@@ -234,6 +244,19 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--jobs", "-j", type=JOBS, default=2, metavar="N",
                      help="grading runs at once (default: 2)")
     ver.set_defaults(func=_cmd_verify)
+
+    new = sub.add_parser(
+        "new", help="maintainers: start a new exercise (its files and catalog entry)",
+        description="Write the files of a new exercise as the kit's rules want them "
+                    "(docs/writing-an-exercise.md): the stub, its public test, the reference, the "
+                    "hidden test, the contract table, the wrong-solution folder, and its catalog "
+                    "entry. Each holds TODOs; `grader verify ID` passes once they are done.")
+    new.add_argument("id", metavar="ID", help="<framework>.<topic>.<name>, or crossframework.<name>")
+    new.add_argument("--title", required=True, help="the exercise's title in the catalog")
+    new.add_argument("--difficulty", choices=catalog.DIFFICULTIES, default="medium")
+    new.add_argument("--minutes", type=MINUTES, default=15, metavar="N", help="time estimate (default: 15)")
+    new.add_argument("--topic", default="interop", help="topic of a crossframework exercise (default: interop)")
+    new.set_defaults(func=_cmd_new)
 
     lst = sub.add_parser("list", help="list the exercises, with filters and your progress",
                          description="List the exercises of the catalog, with each one's state from "
