@@ -88,7 +88,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
     Returns one verdict per exercise and every grading report (whose ``problems`` say whether a
     run itself went wrong). ``on_run(name, report)`` is called as each run finishes.
     """
-    exercises = [catalog.get_exercise(i) for i in ids] if ids else list(catalog.load_catalog().values())
+    exercises = catalog.select(ids)
     limits = limits or Limits(wall_s=1800.0)
     with tempfile.TemporaryDirectory(prefix="drills-verify-") as tmp:
         jobs_by_name: dict[str, tuple[Path, list[str]]] = {
