@@ -1,6 +1,6 @@
 """Benchmark: per-submission overhead of ``grader batch``, fork server vs a fresh interpreter.
 
-Grades N copies (default 20) of the bundled example submission with ``grader.batch.run_batch``
+Grades N copies (default 20) of the bundled example submission with ``grader.workflows.batch.run_batch``
 once per mode and reports, per submission, the wall time of its grading run, the time spent inside
 the tests themselves (pytest's setup/call/teardown durations), and the difference: the overhead
 (staging, starting or forking the child, imports, collection, reporting).
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from grader import catalog
-from grader.batch import run_batch
+from grader.workflows.batch import run_batch
 
 EXAMPLE = catalog.KIT_ROOT / "examples" / "submission"
 

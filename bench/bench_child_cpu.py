@@ -23,7 +23,8 @@ import time
 os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 os.environ.update(TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0", OMP_NUM_THREADS="1")
 
-from grader import _preload, catalog, sandbox  # noqa: E402
+from grader import _preload, catalog
+from grader.engine import sandbox  # noqa: E402
 
 
 def _child_cpu(session: list[str], impl: str) -> tuple[float, int]:

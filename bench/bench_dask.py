@@ -31,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import batch, catalog
-from grader.dask_batch import Cluster
-from grader.sandbox import Limits
+from grader import catalog
+from grader.engine.sandbox import Limits
+from grader.workflows import batch
+from grader.workflows.dask_batch import Cluster
 
 EXAMPLE = catalog.KIT_ROOT / "examples" / "submission"
 

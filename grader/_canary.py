@@ -21,13 +21,15 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "sys": ("exit",),
     "json": ("dumps",),
     "hmac": ("new", "compare_digest"),
-    "_pytest.runner": ("call_and_report", "call_runtest_hook", "pytest_runtest_makereport",
+    "_pytest.runner": ("call_and_report", "pytest_runtest_call", "pytest_runtest_makereport",
                        "check_interactive_exception"),
     "_pytest.reports": ("TestReport",),
     "_pytest.python": ("pytest_pyfunc_call",),
     "_pytest.outcomes": ("skip", "xfail", "fail", "exit"),
     "grader.pytest_plugin": ("pytest_runtest_makereport", "_final_outcome", "_emit",
-                             "_ReportCollector", "_learner_message"),
+                             "_ReportCollector"),
+    "grader.feedback": ("learner_message", "message_text", "stub_untouched"),
+    "grader._records": ("writer", "_sign"),
     "grader.checks._compare": ("assert_close", "assert_shape", "assert_device", "assert_tensor"),
     "grader.checks._gradients": ("check_gradients", "_explain"),
     "grader._errors": ("assert_raises_naming",),
@@ -46,7 +48,7 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "numpy": ("allclose", "testing"),
     "numpy.testing": ("assert_allclose",),
 }
-_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call", "outcome")}
+_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call",)}
 
 _snapshot: dict[tuple[str, str], Any] = {}
 _codes: dict[tuple[str, str], Any] = {}  # a function's code can be swapped in place

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from grader import defaults
+
 
 def number(kind: type, what: str, *, low: float, low_included: bool = True,
            high: float = math.inf):
@@ -24,7 +26,21 @@ def number(kind: type, what: str, *, low: float, low_included: bool = True,
 POSITIVE_SECONDS = number(float, "a number of seconds above 0", low=0, low_included=False)
 JOBS = number(int, "a whole number of 1 or more", low=1)
 MINUTES = number(int, "a whole number of minutes, 1 or more", low=1)
-# Below this a grading child cannot even import torch: it would crash, not grade.
-MIN_MEMORY_MB = 1024
+MIN_MEMORY_MB = defaults.MIN_MEMORY_MB
 MEMORY_MB = number(int, f"a whole number of MiB, at least {MIN_MEMORY_MB}", low=MIN_MEMORY_MB)
 PERCENT = number(float, "a percentage from 0 to 100", low=0, high=100)
+
+
+def add_limit_options(parser: argparse.ArgumentParser, *, wall: str, memory: bool = False) -> None:
+    """``--timeout`` (the wall-clock limit of ``wall``), ``--test-timeout`` and, with ``memory``,
+    ``--memory-mb``, with the defaults of ``grader.defaults``."""
+    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=defaults.WALL_S, metavar="S",
+                        help=f"wall-clock limit of {wall} in seconds, above 0 "
+                             f"(default: {defaults.WALL_S:g})")
+    parser.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=defaults.TEST_TIMEOUT_S,
+                        metavar="S", help="limit per test in seconds, above 0 "
+                                          f"(default: {defaults.TEST_TIMEOUT_S:g})")
+    if memory:
+        parser.add_argument("--memory-mb", type=MEMORY_MB, default=defaults.MEMORY_MB, metavar="MB",
+                            help=f"address-space limit of a grading child in MiB, at least "
+                                 f"{MIN_MEMORY_MB} (default: {defaults.MEMORY_MB})")

@@ -14,11 +14,14 @@ A submission is any directory laid out like ``exercises/``: the module under tes
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from grader.errors import CatalogError
 
 KIT_ENV = "DRILLS_KIT_ROOT"
 CATALOG_NAME = "catalog.toml"
@@ -65,15 +68,16 @@ def use_kit(root: Path) -> None:
                            "tensor-drills checkout or take-home bundle)")
     KIT_ROOT, CATALOG_FILE = root, root / CATALOG_NAME
     os.environ[KIT_ENV] = str(root)
+    reload()
+
+
+def reload() -> None:
+    """Read the catalog file again when next asked (after ``grader new`` added an entry)."""
     _load_catalog.cache_clear()
     _exercises_by_test_file.cache_clear()
 
 DIFFICULTIES = ("easy", "medium", "hard")
 FRAMEWORKS = ("pytorch", "tensorflow", "crossframework")
-
-
-class CatalogError(ValueError):
-    """The catalog file is malformed, or an exercise id is unknown."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,35 @@ def get_exercise(exercise_id: str) -> Exercise:
         return catalog[exercise_id]
     except KeyError:
         raise CatalogError(f"unknown exercise id {exercise_id!r} (see `grader list`)") from None
+
+
+def in_topics(ex: Exercise, topics: list[str]) -> bool:
+    """Whether ``ex`` is in one of ``topics``, each given as ``autograd`` or ``pytorch.autograd``."""
+    return ex.topic in topics or f"{ex.framework}.{ex.topic}" in topics
+
+
+def select(ids: list[str] | None = None, *, framework: str | None = None,
+           topics: list[str] | None = None, patterns: list[str] | None = None,
+           difficulty: str | None = None, max_minutes: int | None = None) -> list[Exercise]:
+    """The exercises a command works on.
+
+    ``ids``: exactly those, in the order given, each once (the filters do not apply). Otherwise
+    the catalog's exercises, in catalog order, that match every filter given: ``framework``,
+    ``topics`` (any of them; a topic is ``autograd`` or ``pytorch.autograd``), ``patterns`` (any
+    of them, shell-style on ids: ``pytorch.autograd.*``), ``difficulty`` and at most
+    ``max_minutes``.
+
+    Raises:
+        CatalogError: an id is not in the catalog.
+    """
+    if ids:
+        return list(dict.fromkeys(get_exercise(i) for i in ids))
+    return [ex for ex in load_catalog().values()
+            if (not framework or ex.framework == framework)
+            and (not topics or in_topics(ex, topics))
+            and (not patterns or any(fnmatch.fnmatchcase(ex.id, p) for p in patterns))
+            and (not difficulty or ex.difficulty == difficulty)
+            and (max_minutes is None or ex.minutes <= max_minutes)]
 
 
 def exercise_for_test_file(path: Path) -> Exercise | None:

@@ -8,7 +8,8 @@ learner's functions), and each grade cell runs one test::
     hidden_tests.run("test_pairwise_stays_on_device", globals(), params={"device": 0})
 
 ``run`` builds the ``impl`` object from the notebook's globals (the learner's answer), supplies the
-test's parameters and the fixtures the kit's tests use (``impl``, ``monkeypatch``, ``tmp_path``),
+test's parameters and the fixtures the kit's tests use (``impl``, ``monkeypatch``, ``tmp_path``,
+``tmp_path_factory``),
 grades hypothesis tests with the kit's derandomized settings, and enforces the per-test time limit.
 A failing test raises ``AssertionError`` with the learner-facing message ``grader score`` gives (no
 test source); a passing test prints one line and returns ``None``. Warnings and anything written to
@@ -32,11 +33,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from grader import defaults, feedback
 from grader._timelimit import TestTimeout, time_limit
 
-DEFAULT_TEST_TIMEOUT_S = 60.0
+_NOT_STARTED = feedback.not_started("your answer still raises NotImplementedError")
 # Fixtures that kit tests take besides ``impl`` and their parameters.
-SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path")
+SUPPORTED_FIXTURES = ("impl", "monkeypatch", "tmp_path", "tmp_path_factory")
 # Names the notebook (IPython) itself defines; they are not part of the learner's answer.
 _NOTEBOOK_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 _IPYTHON_HISTORY = re.compile(r"_+|_i{1,3}|_i?\d+|_oh|_ih|_dh")
@@ -61,14 +63,12 @@ class TestModule:
     __test__ = False  # not a pytest test class
 
     def __init__(self, exercise_id: str, kind: str, source: str) -> None:
-        from grader.pytest_plugin import _configure_hypothesis
-
         # Hypothesis keeps a cache folder (``.hypothesis/``, with this machine's paths) in the
         # working directory, the notebook's folder, which nbgrader copies into the student's
         # feedback. It reads this variable when it first stores something.
         if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
             os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = tempfile.mkdtemp(prefix="drills-hypothesis-")
-        _configure_hypothesis(grading=True)
+        feedback.configure_hypothesis(grading=True)
         self.exercise_id, self.kind = exercise_id, kind
         self.module = types.ModuleType(f"_drills_notebook_{kind}_tests_{exercise_id.replace('.', '__')}")
         self.module.__file__ = f"<{kind} tests of {exercise_id}>"
@@ -101,7 +101,7 @@ class TestModule:
         return cls(exercise_id, kind, path.read_text(encoding="utf-8"))
 
     def run(self, test_name: str, namespace: dict, params: dict[str, int] | None = None,
-            timeout: float = DEFAULT_TEST_TIMEOUT_S) -> None:
+            timeout: float = defaults.TEST_TIMEOUT_S) -> None:
         """Run test ``test_name`` against the answer in ``namespace``; raise AssertionError on failure.
 
         ``params``: for a parametrized test, the index of the chosen case in each of its
@@ -123,7 +123,7 @@ class TestModule:
                     fn(**{name: self._value(name, values, namespace, stack)
                           for name in _arguments(fn)})
             except NotImplementedError:
-                failure = "not started: your answer still raises NotImplementedError"
+                failure = _NOT_STARTED
             except (Exception, TestTimeout, OutcomeException) as exc:  # noqa: BLE001 - reported to the learner
                 failure = _learner_message(exc)
         notes = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
@@ -152,6 +152,8 @@ class TestModule:
             return stack.enter_context(pytest.MonkeyPatch.context())
         if name == "tmp_path":
             return Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        if name == "tmp_path_factory":
+            return _TempPathFactory(Path(stack.enter_context(tempfile.TemporaryDirectory())))
         fixture = module_fixtures(self.module).get(name)
         if fixture is None:
             raise RuntimeError(f"fixture {name!r} is not available in notebooks")
@@ -161,6 +163,23 @@ class TestModule:
             stack.callback(next, result, None)  # the code after ``yield``: the teardown
             return value
         return result
+
+
+class _TempPathFactory:
+    """pytest's ``tmp_path_factory`` as the kit's tests use it: fresh folders under one base."""
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+
+    def getbasetemp(self) -> Path:
+        return self._base
+
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        if not numbered:
+            path = self._base / basename
+            path.mkdir()
+            return path
+        return Path(tempfile.mkdtemp(prefix=f"{basename}-", dir=self._base))
 
 
 def module_fixtures(module: types.ModuleType) -> dict[str, Callable]:
@@ -198,17 +217,10 @@ def _parametrized_args(fn: Callable, indices: dict[str, int]) -> dict[str, Any]:
 
 
 def _learner_message(exc: BaseException) -> str:
-    text = str(exc).strip()
-    # As in the pytest plugin: never show a hidden test's failing expression.
-    head, sep, _ = text.partition("\nassert ")
-    if sep and head.strip():
-        text = head.strip()
-    if isinstance(exc, (AssertionError, TestTimeout)):
-        return text or "an assertion failed"
     cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, NotImplementedError):
-        return "not started: your answer still raises NotImplementedError"
-    return f"{type(exc).__name__}: {text}"
+    if not isinstance(exc, (AssertionError, TestTimeout)) and isinstance(cause, NotImplementedError):
+        return _NOT_STARTED
+    return feedback.message_text(exc) or "an assertion failed"
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from grader import __version__, catalog
+from grader.outcomes import NOT_STARTED_PREFIX, CheckState, State, TestStatus, Visibility, classify
 
 STATE_DIR = ".grader"
 PROGRESS_FILE = "progress.json"
@@ -35,7 +36,7 @@ KEPT_PER_EXERCISE = 8  # results kept per exercise and kind (public, full), newe
 MESSAGE_CHARS = 2000  # of a first failure's message
 
 # The public check's outcome for one module's content.
-PASS, FAIL, NOT_STARTED, ERROR = "pass", "fail", "not started", "error"
+PASS, FAIL, NOT_STARTED, ERROR = CheckState.PASS, CheckState.FAIL, CheckState.NOT_STARTED, CheckState.ERROR
 
 
 STATE_ENV = "DRILLS_STATE_DIR"
@@ -212,7 +213,7 @@ class Store:
 
 def full_check_of(result) -> FullCheck:
     """A ``scoring.ExerciseResult`` as a remembered full check."""
-    first = next((t for t in result.tests if t.status not in ("passed", "not_run")), None)
+    first = next((t for t in result.tests if t.status not in (TestStatus.PASSED, TestStatus.NOT_RUN)), None)
     if first is None:
         return FullCheck(result.score, result.max_score)
     lines = (first.message or first.status).strip().splitlines()
@@ -222,11 +223,13 @@ def full_check_of(result) -> FullCheck:
 
 def public_check_of(result) -> PublicCheck:
     """The public tests' part of a ``scoring.ExerciseResult`` as a remembered public check."""
-    public = [t for t in result.tests if t.visibility == "visible" and t.status not in ("not_run", "skipped")]
-    failed = [t for t in public if t.status != "passed"]
+    public = [t for t in result.tests if t.visibility == Visibility.VISIBLE
+              and t.status not in (TestStatus.NOT_RUN, TestStatus.SKIPPED)]
+    failed = [t for t in public if t.status != TestStatus.PASSED]
     if not public:
         return PublicCheck(ERROR, detail="no public test ran")
-    if failed and len(failed) == len(public) and all(t.message.startswith("not started") for t in failed):
+    not_started = sum(t.message.startswith(NOT_STARTED_PREFIX) for t in failed)
+    if classify(len(public) - len(failed), len(failed), not_started) == State.NOT_STARTED:
         return PublicCheck(NOT_STARTED, failed=len(failed))
     if failed:
         lines = (failed[0].message or failed[0].status).strip().splitlines()

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
-import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -27,13 +25,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import _canary, catalog
+from grader import _canary, catalog, defaults, feedback
+from grader import _records as records
 from grader._loader import ImplementationError, MissingImplementation, load_implementation
 from grader._preload import warm
-from grader._timelimit import TestTimeout, time_limit
+from grader._timelimit import time_limit
+from grader.outcomes import State, TestStatus, Visibility, classify
 
-HYPOTHESIS_GRADING = "drills-grading"
-HYPOTHESIS_LEARNER = "drills-learner"
 CUDA_SKIP_REASON = "needs CUDA, which this machine does not have"
 
 _EXERCISE = pytest.StashKey["catalog.Exercise | None"]()
@@ -42,7 +40,6 @@ _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
 _MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
-DEFAULT_TEST_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -56,8 +53,7 @@ class _Progress:
     first_failure: str = ""
     not_started_because: str = ""
     skipped_because: str = ""
-    tests: set[str] = field(default_factory=set)
-    ran: set[str] = field(default_factory=set)  # visibilities that ran: visible (public), hidden
+    ran: set[Visibility] = field(default_factory=set)  # the visibilities of the tests that ran
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,7 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default: the kit's exercises/)")
     group.addoption("--grading", action="store_true", default=False,
                     help="grading mode: derandomized hypothesis, no example database")
-    group.addoption("--test-timeout", type=float, default=DEFAULT_TEST_TIMEOUT_S, metavar="S",
+    group.addoption("--test-timeout", type=float, default=defaults.TEST_TIMEOUT_S, metavar="S",
                     help="limit per exercise test in seconds, 0 for none (default: %(default)s)")
     group.addoption("--report-fd", type=int, default=None, metavar="FD",
                     help=argparse.SUPPRESS)
@@ -80,15 +76,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     global _MAIN_PID
     _MAIN_PID = os.getpid()
-    # Before any test module imports TensorFlow: silence its C++ start-up logs (and oneDNN's
-    # round-off notice), which would otherwise bury the learner's results on stderr.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    for line in ("exercise(id): the catalog id of the exercise a test module checks",
-                 "points(n): points a test is worth (default 1)",
+    defaults.quiet_tensorflow()  # before any test module imports TensorFlow
+    for line in ("points(n): points a test is worth (default 1)",
                  "cuda: needs a CUDA device; skipped, never failed, without one"):
         config.addinivalue_line("markers", line)
-    _configure_hypothesis(grading=config.getoption("grading"))
+    feedback.configure_hypothesis(grading=config.getoption("grading"))
     root = config.getoption("impl_root")
     config.stash[_IMPL_ROOT] = Path(root).resolve() if root else catalog.KIT_ROOT / "exercises"
     config.stash[_PROGRESS] = {}
@@ -98,50 +90,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"got {test_timeout}")
     config.stash[_TEST_TIMEOUT] = test_timeout
     fd = config.getoption("report_fd")
-    config.stash[_REPORT] = _reporter(fd, config.getoption("report_key_fd")) if fd is not None else None
-    _emit(config, {"event": "sandbox", **_sandbox_facts()})
+    config.stash[_REPORT] = (records.writer(fd, config.getoption("report_key_fd")) if fd is not None
+                             else None)
+    _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     warm(config.getoption("warm_import"))
-
-
-def _configure_hypothesis(*, grading: bool) -> None:
-    from hypothesis import HealthCheck, Phase, settings
-
-    # No explain phase: it re-runs a failing example many times (slow, and it would point the
-    # learner at hidden test lines). One failure per test: "found 2 distinct failures" with two
-    # tracebacks reads worse than the simplest failing example alone.
-    phases = tuple(phase for phase in Phase if phase is not Phase.explain)
-    common = dict(deadline=None, print_blob=False, phases=phases, report_multiple_bugs=False,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    settings.register_profile(HYPOTHESIS_GRADING, derandomize=True, database=None,
-                              max_examples=25, **common)
-    settings.register_profile(HYPOTHESIS_LEARNER, max_examples=25, database=None, **common)
-    settings.load_profile(HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER)
-
-
-def _reporter(fd: int, key_fd: int | None):
-    """A function that writes signed records to the grader's pipe.
-
-    The key arrives once over its own pipe and lives only in this closure, so a record the
-    submission writes to the report pipe itself does not verify (see ``grader.sandbox``).
-    """
-    import hashlib
-    import hmac
-
-    key = b""
-    if key_fd is not None:
-        with os.fdopen(key_fd, "rb") as stream:
-            key = bytes.fromhex(stream.read().decode())
-    stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
-    owner = os.getpid()
-
-    def write(record: dict) -> None:
-        if os.getpid() != owner:
-            return  # a forked copy of the test process never speaks for it
-        body = json.dumps(record)
-        sig = hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
-        stream.write(json.dumps({"sig": sig, "body": body}) + "\n")
-
-    return write
 
 
 def _sandbox_facts() -> dict:
@@ -182,8 +134,8 @@ def points_of(item: pytest.Item) -> float:
     return float(marker.args[0]) if marker else 1.0
 
 
-def _visibility(ex: catalog.Exercise, item: pytest.Item) -> str:
-    return "hidden" if Path(str(item.path)).resolve() == ex.hidden_tests else "visible"
+def _visibility(ex: catalog.Exercise, item: pytest.Item) -> Visibility:
+    return Visibility.HIDDEN if Path(str(item.path)).resolve() == ex.hidden_tests else Visibility.VISIBLE
 
 
 def pytest_collect_file(file_path: Path) -> None:
@@ -212,7 +164,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ex is not None:
             # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
             item.add_marker(pytest.mark.timeout(0))
-            _emit(config, {"event": "collected", "nodeid": item.nodeid, "exercise": ex.id,
+            _emit(config, {"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
                            "points": points_of(item), "visibility": _visibility(ex, item),
                            "unavailable": unavailable})
 
@@ -259,89 +211,6 @@ def pytest_runtest_call(item: pytest.Item):
         yield
 
 
-_STUB_RAISE = re.compile(r"raise\s+NotImplementedError\b")
-
-
-def _not_started(excinfo: pytest.ExceptionInfo, impl_root: Path) -> bool:
-    """Whether the test failed because the learner's code still runs a stub's own
-    ``raise NotImplementedError`` statement, or has no module. Torch raising it (an op the meta
-    device cannot run), even from a line of the learner's code, is an ordinary failure."""
-    import linecache
-    import traceback
-
-    exc = excinfo.value
-    if not isinstance(exc, NotImplementedError):
-        # hypothesis or pytest may wrap the learner's exception; look one level down.
-        exc = exc.__cause__ or exc.__context__
-        if not isinstance(exc, NotImplementedError):
-            return False
-    if isinstance(exc, MissingImplementation):
-        return True
-    frames = list(traceback.walk_tb(exc.__traceback__))  # no source read, unlike extract_tb
-    if not frames:
-        return False
-    frame, line = frames[-1]  # where it was raised
-    filename = frame.f_code.co_filename
-    return _inside(Path(filename), impl_root) and bool(_STUB_RAISE.match(linecache.getline(filename, line).strip()))
-
-
-def _learner_message(excinfo: pytest.ExceptionInfo, impl_root: Path, public_test: Path | None = None) -> str:
-    """The failure as a learner should see it: the message, the learner's own frames (paths as
-    the learner knows them) and, for a public test, the line of it that failed; never the kit's
-    internals or a hidden test's source."""
-    import traceback
-
-    exc = excinfo.value
-    text = str(exc).strip()
-    # Pytest's assertion rewriting appends the failing expression after the message: drop it so
-    # hidden test source stays hidden when the test gave a message of its own.
-    head, sep, _ = text.partition("\nassert ")
-    if sep and head.strip():
-        text = head.strip()
-    name = type(exc).__name__
-    plain = (AssertionError, TestTimeout, pytest.fail.Exception)
-    lines = [text if isinstance(exc, plain) else f"{name}: {text}"]
-    tb = traceback.extract_tb(excinfo.tb)
-    if public_test is not None:
-        here = [f for f in tb if Path(f.filename).resolve() == public_test]
-        if here:
-            lines.append(f"in {_shown_path(public_test, public_test.parent)}, line {here[-1].lineno}: "
-                         f"{here[-1].line}")
-    # Test files are never the learner's code, even when the root holds them (``--impl-root
-    # solutions`` in the kit itself): a hidden test's path and line stay out of the message.
-    frames = [f for f in tb if _inside(Path(f.filename), impl_root)
-              and catalog.exercise_for_test_file(Path(f.filename)) is None]
-    if frames:
-        lines.append("raised in your code:")
-        for frame in frames[-4:]:
-            lines.append(f"  {_shown_path(Path(frame.filename), impl_root)}, line {frame.lineno}, "
-                         f"in {frame.name}")
-            if frame.line:
-                lines.append(f"    {frame.line}")
-    lines.extend(getattr(exc, "__notes__", []))
-    return "\n".join(lines)
-
-
-def _shown_path(path: Path, root: Path) -> str:
-    """``path`` as the learner knows it: from the working directory when it lies below it, else
-    from the implementation root (a grading run's staging folder means nothing to a learner)."""
-    path = path.resolve()
-    for base in (Path.cwd(), root):
-        try:
-            return str(path.relative_to(base))
-        except ValueError:
-            continue
-    return path.name
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
 def _is_skip(exc: BaseException) -> bool:
     """Whether a test phase raised a skip (alone, or a group of nothing but skips)."""
     if isinstance(exc, BaseExceptionGroup):
@@ -358,14 +227,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
     ex = exercise_of(item)
     if ex is None or call.excinfo is None or _is_skip(call.excinfo.value):
         return None  # pytest's own report
-    if _not_started(call.excinfo, item.config.stash[_IMPL_ROOT]):
+    if feedback.stub_untouched(call.excinfo.value, item.config.stash[_IMPL_ROOT]):
         missing = call.excinfo.errisinstance(MissingImplementation)
-        longrepr = ("not started: " + (str(call.excinfo.value) if missing else
-                                       f"{ex.relpath} still raises NotImplementedError"))
+        longrepr = feedback.not_started(str(call.excinfo.value) if missing else
+                                        f"{ex.relpath} still raises NotImplementedError")
         item.user_properties.append(("not_started", True))
     else:
-        public = Path(str(item.path)).resolve() if _visibility(ex, item) == "visible" else None
-        longrepr = _learner_message(call.excinfo, item.config.stash[_IMPL_ROOT], public)
+        public = Path(str(item.path)).resolve() if _visibility(ex, item) == Visibility.VISIBLE else None
+        longrepr = feedback.learner_message(call.excinfo.value, call.excinfo.tb, item.config.stash[_IMPL_ROOT],
+                                            public, plain=(pytest.fail.Exception,))
     sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
     return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", longrepr,
                              call.when, sections, call.duration, call.start, call.stop,
@@ -411,13 +281,13 @@ def _final_outcome(reports: list[pytest.TestReport]) -> tuple[str, str]:
     """Fold setup/call/teardown reports into one outcome and a message."""
     for rep in reports:
         if rep.failed:
-            status = "failed" if rep.when == "call" else "error"
+            status = TestStatus.FAILED if rep.when == "call" else TestStatus.ERROR
             return status, str(rep.longrepr) if rep.longrepr else ""
     for rep in reports:
         if rep.skipped:
             reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
-            return "skipped", reason.removeprefix("Skipped: ")
-    return "passed", ""
+            return TestStatus.SKIPPED, reason.removeprefix("Skipped: ")
+    return TestStatus.PASSED, ""
 
 
 class _ReportCollector:
@@ -449,8 +319,8 @@ class _ReportCollector:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         item = self.items.get(nodeid)
         if item is not None and exercise_of(item) is not None:
-            # The grader's own clock for this test starts here (see grader.sandbox._supervise).
-            _emit(self.config, {"event": "started", "nodeid": nodeid})
+            # The grader's own clock for this test starts here (see grader.engine.sandbox._supervise).
+            _emit(self.config, {"event": records.Event.STARTED, "nodeid": nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.pending.setdefault(report.nodeid, []).append(report)
@@ -468,32 +338,31 @@ class _ReportCollector:
         tampered = (_canary.check(self.config.pluginmanager, behaviour=last,
                                   module=None if last else getattr(item, "module", None))
                     if self.config.getoption("grading") else [])
-        if tampered and status != "skipped":
-            status, message = "failed", "tampering detected: " + "; ".join(tampered)
-            _emit(self.config, {"event": "tamper", "exercise": ex.id, "reason": "; ".join(tampered)})
+        if tampered and status != TestStatus.SKIPPED:
+            status, message = TestStatus.FAILED, "tampering detected: " + "; ".join(tampered)
+            _emit(self.config, {"event": records.Event.TAMPER, "exercise": ex.id, "reason": "; ".join(tampered)})
         not_started = any(dict(r.user_properties).get("not_started") for r in reports)
         duration = sum(r.duration for r in reports)
-        _emit(self.config, {"event": "result", "nodeid": report.nodeid, "exercise": ex.id,
+        _emit(self.config, {"event": records.Event.RESULT, "nodeid": report.nodeid, "exercise": ex.id,
                             "status": status, "message": message[:4000],
                             "not_started": not_started, "duration": round(duration, 4)})
         progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
-        progress.tests.add(report.nodeid)
         progress.ran.add(_visibility(ex, item))
-        if status == "passed":
+        if status == TestStatus.PASSED:
             progress.passed += 1
-        elif status == "skipped":
+        elif status == TestStatus.SKIPPED:
             progress.skipped += 1
             progress.skipped_because = progress.skipped_because or message
         else:
             progress.failed += 1
             progress.not_started += not_started
             if not_started and not progress.not_started_because:
-                progress.not_started_because = message.removeprefix("not started: ")
+                progress.not_started_because = message.removeprefix(feedback.not_started(""))
             progress.first_failure = progress.first_failure or report.nodeid.split("::", 1)[-1]
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int):
-        _emit(self.config, {"event": "finished", "exitstatus": int(exitstatus)})
+        _emit(self.config, {"event": records.Event.FINISHED, "exitstatus": int(exitstatus)})
         try:
             return (yield)
         finally:
@@ -519,29 +388,30 @@ def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path, partial
     tr.section("tensor-drills progress", sep="─")
     done = passing = 0
     hidden_absent = False
-    width = len("public checks pass")
+    width = len(State.PUBLIC_PASS)
     for ex_id, p in progress.items():
         total = p.passed + p.failed
+        state = classify(p.passed, p.failed, p.not_started)
         if total == 0 and p.skipped:
             # Every test skipped (a library the tests need is missing): not done, and not failing.
-            tr.write_line(f"  {'skipped':<{width}}  {ex_id:<44} {p.skipped_because}", yellow=True)
-        elif p.failed == 0:
+            tr.write_line(f"  {State.SKIPPED:<{width}}  {ex_id:<44} {p.skipped_because}", yellow=True)
+        elif state is None:
             ex = catalog.get_exercise(ex_id)
             full = store.full(ex, remembered.file_digest(impl_root / ex.relpath))
-            whole_suite = {"visible", "hidden"} <= p.ran and ex_id not in partial
+            whole_suite = set(Visibility) <= p.ran and ex_id not in partial
             if (full is not None and full.done) or whole_suite:
                 done += 1
                 how = "public and hidden" if whole_suite else f"full check {full.points}"
-                tr.write_line(f"  {'done':<{width}}  {ex_id:<44} {p.passed}/{total} tests, {how}", green=True)
+                tr.write_line(f"  {State.DONE:<{width}}  {ex_id:<44} {p.passed}/{total} tests, {how}", green=True)
                 continue
             passing += 1
             hidden_absent |= not remembered.has_full_check(ex)
-            label = "tests pass" if "hidden" in p.ran else "public checks pass"
+            label = "tests pass" if Visibility.HIDDEN in p.ran else State.PUBLIC_PASS
             tr.write_line(f"  {label:<{width}}  {ex_id:<44} {p.passed}/{total} tests", cyan=True)
-        elif p.passed == 0 and p.not_started == p.failed:
-            tr.write_line(f"  {'not started':<{width}}  {ex_id:<44} {p.not_started_because}", yellow=True)
+        elif state == State.NOT_STARTED:
+            tr.write_line(f"  {state:<{width}}  {ex_id:<44} {p.not_started_because}", yellow=True)
         else:
-            tr.write_line(f"  {'failing':<{width}}  {ex_id:<44} {p.passed}/{total} tests  "
+            tr.write_line(f"  {state:<{width}}  {ex_id:<44} {p.passed}/{total} tests  "
                           f"(first failure: {p.first_failure})", red=True)
     summary = f"{done}/{len(progress)} exercises done"
     if passing:

@@ -1,12 +1,13 @@
 """Every exercise's contract table ties each clause of its stub's docstring to the tests that prove
-it, and every hidden test to a clause (``grader.contract``). ``grader verify`` (test_meta) checks the
+it, and every hidden test to a clause (``grader.workflows.contract``). ``grader verify`` (test_meta) checks the
 graded half: wrong solutions fail the tests of the clause they break."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader import catalog, contract
+from grader import catalog
+from grader.workflows import contract
 
 EXERCISES = list(catalog.load_catalog().values())
 

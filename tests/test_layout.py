@@ -59,7 +59,7 @@ def test_a_pytorch_only_learner_run_never_imports_tensorflow():
 
 
 def test_the_grader_cli_imports_no_framework():
-    probe = ("import sys, grader.cli, grader.scoring, grader.pytest_plugin, grader.formats\n"
+    probe = ("import sys, grader.cli, grader.engine.scoring, grader.pytest_plugin, grader.reports.formats\n"
              "print(sorted(m for m in ('torch', 'tensorflow') if m in sys.modules))\n")
     result = run_python("-c", probe)
     assert result.stdout.strip() == "[]", result.stdout + result.stderr

@@ -13,16 +13,15 @@ So the split happens here, at import, once per process; where the runtime had al
 
 from __future__ import annotations
 
-import os
+from grader.defaults import quiet_tensorflow
 
 # Before the first TensorFlow import: level 2 drops INFO and WARNING from the C++ runtime, and
 # without oneDNN's custom ops TensorFlow neither prints its round-off notice nor gives results
 # that vary with the machine's CPU.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+quiet_tensorflow()
 
-import numpy as np
-import tensorflow as tf
+import numpy as np  # noqa: E402 - after quiet_tensorflow()
+import tensorflow as tf  # noqa: E402
 
 __all__ = ["LOGICAL_CPUS", "VARIABLES", "as_numpy", "dtype_of", "logical_cpus", "np", "tf"]
 

@@ -1,4 +1,4 @@
-"""Every exercise, through the real grader (``grader.verify``): the reference scores full marks,
+"""Every exercise, through the real grader (``grader.workflows.verify``): the reference scores full marks,
 the untouched stub scores 0 and reads as not started, and every wrong solution fails a hidden test.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from grader import catalog
-from grader.verify import Verdict, verify
+from grader.workflows.verify import Verdict, verify
 
 EXERCISES = list(catalog.load_catalog().values())
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.batch import run_batch
-from grader.scoring import score_submission
+from grader.engine.scoring import score_submission
+from grader.workflows.batch import run_batch
 from tests.helpers import make_submission, run_python
 
 IDS = ["pytorch.tensors.broadcasting", "tensorflow.keras.custom_layer", "crossframework.port_weights"]

@@ -27,10 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import _jail, catalog
-from grader.batch import run_batch
-from grader.sandbox import Limits
-from grader.scoring import score_submission
+from grader import catalog
+from grader.engine import jail
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import score_submission
+from grader.workflows.batch import run_batch
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 CORPUS = Path(__file__).with_name("adversarial")
@@ -234,7 +235,7 @@ def test_nothing_escaped_the_sandbox(batch):
 def test_sandbox_facts_are_reported(batch):
     facts = batch["results"]["honest"]["sandbox"]
     assert facts["network_isolated"] and facts["solutions_hidden"] and not facts["kit_writable"]
-    assert facts["uid"] >= _jail.UID_BASE and not facts["capabilities"]
+    assert facts["uid"] >= jail.UID_BASE and not facts["capabilities"]
 
 
 def test_bad_inputs_get_a_clear_message_and_the_batch_goes_on(batch):
@@ -267,7 +268,7 @@ def readable_interpreter():
     """This interpreter if every user can read it, else a venv (where every user can read it) of
     the system's Python of the same version that loads this one's packages, as a container image
     usually has; None if neither."""
-    if all(_jail.world_reachable(p) for p in (sys.prefix, sys.base_prefix)):
+    if all(jail.world_reachable(p) for p in (sys.prefix, sys.base_prefix)):
         yield sys.executable
         return
     system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
@@ -288,10 +289,11 @@ def readable_interpreter():
 CONTAINER_BATCH = """
 import json, sys
 from pathlib import Path
-from grader import catalog, formats
-from grader.batch import run_batch
-from grader.sandbox import Limits
-from grader.scoring import score_submission
+from grader import catalog
+from grader.reports import formats
+from grader.workflows.batch import run_batch
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import score_submission
 folder, out = Path(sys.argv[1]), Path(sys.argv[2])
 run_batch(folder, out, exercise_ids=[sys.argv[3]], jobs=2, limits=Limits(wall_s=120, test_s=3, nproc=64),
           log=lambda m: None)
@@ -342,7 +344,7 @@ def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_wh
     results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
     assert results["honest"]["score"] == results["honest"]["max_score"] > 0
     assert results["honest"]["sandbox"]["level"] == "container"
-    assert results["honest"]["sandbox"]["uid"] >= _jail.UID_BASE
+    assert results["honest"]["sandbox"]["uid"] >= jail.UID_BASE
     assert not results["honest"]["sandbox"]["kit_writable"]
     for name, result in results.items():
         if name != "honest":

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, catalog
-from grader.batch import BatchError, run_batch, write_reports
+from grader import catalog
 from grader.cli import main
-from grader.sandbox import Limits
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.workflows import batch
+from grader.workflows.batch import BatchError, run_batch, write_reports
 from tests.grader.test_similarity import INDEPENDENT, INDEPENDENT_TOO
 from tests.helpers import make_submission
 

@@ -22,11 +22,12 @@ import cloudpickle
 import pytest
 from distributed import Client
 
-from grader import batch, catalog
-from grader.batch import run_batch
+from grader import catalog
 from grader.cli import main
-from grader.dask_batch import Cluster, killed_reason
-from grader.sandbox import Limits
+from grader.engine.sandbox import Limits
+from grader.workflows import batch
+from grader.workflows.batch import run_batch
+from grader.workflows.dask_batch import Cluster, killed_reason
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 ADVERSARIAL = Path(__file__).with_name("adversarial")
@@ -345,7 +346,7 @@ def test_cluster_options_are_checked_before_any_work(argv, expected, tmp_path, c
 
 @pytest.mark.parametrize("port", ["1", "65535"])
 def test_both_ends_of_the_port_range_are_accepted(port):
-    from grader.dask_batch import cluster_option
+    from grader.workflows.dask_batch import cluster_option
 
     assert cluster_option(f"tcp://10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"
     assert cluster_option(f"10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import _jail, catalog
-from grader.batch import run_batch
-from grader.sandbox import Limits
+from grader import catalog
+from grader.engine import jail
+from grader.engine.sandbox import Limits
+from grader.workflows.batch import run_batch
 from tests.helpers import make_submission
 
 DATASET = catalog.get_exercise("pytorch.data.custom_dataset")
@@ -58,7 +59,7 @@ class TaskCounter:
                 continue
             try:
                 uid = os.stat(f"/proc/{pid}").st_uid
-                if uid >= _jail.UID_BASE:
+                if uid >= jail.UID_BASE:
                     per_uid[uid] = per_uid.get(uid, 0) + len(os.listdir(f"/proc/{pid}/task"))
             except OSError:
                 continue  # the process ended while we looked
@@ -100,10 +101,10 @@ def test_the_reference_grades_full_marks_twenty_times_in_a_row_through_the_fork_
                   if t["status"] != "passed" and t["name"] not in CUDA_ONLY]
         assert result["problems"] == [] and not failed, f"{name}: {result['problems']} {failed}"
         assert exercise["score"] == exercise["max_score"] > 0, name
-    if _jail.level() != "none":
+    if jail.level() != "none":
         # Each child has a uid of its own; the DataLoader's workers and their queue threads fit
         # the unchanged budget with room to spare (a sample can miss the very peak).
-        assert 0 < tasks.peak <= _jail.NPROC_BUDGET // 2, f"peak tasks of a grading child: {tasks.peak}"
+        assert 0 < tasks.peak <= jail.NPROC_BUDGET // 2, f"peak tasks of a grading child: {tasks.peak}"
     durations = sorted(r["duration_s"] for r in results.values())
     print(f"{COPIES} gradings in {elapsed:.1f} s (each {durations[0]:.1f}-{durations[-1]:.1f} s); peak "
-          f"processes+threads of one child: {tasks.peak} of {_jail.NPROC_BUDGET}")
+          f"processes+threads of one child: {tasks.peak} of {jail.NPROC_BUDGET}")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import _forkserver, catalog
-from grader.sandbox import Limits, outside_limit, preload_modules
-from grader.scoring import score_submission
+from grader import catalog
+from grader.engine import forkserver
+from grader.engine.sandbox import Limits, outside_limit, preload_modules
+from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
 BROADCASTING = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -29,7 +30,7 @@ def batched_affine(x, weight, bias):
 @pytest.fixture(autouse=True)
 def fresh_servers():
     yield
-    _forkserver.close_all()
+    forkserver.close_all()
 
 
 def _summary(report):
@@ -56,7 +57,7 @@ def test_a_child_that_rewrites_the_collected_test_modules_leaves_the_next_child_
     wrong_file = BROADCASTING.reference.parent / "wrong" / "broadcasting" / "returns_zeros.py"
     wrong = make_submission(tmp_path / "wrong", {BROADCASTING: wrong_file.read_text()})
     after = score_submission(wrong, [BROADCASTING.id], fork=True)
-    assert len(_forkserver._servers) == 1  # the same server forked both
+    assert len(forkserver._servers) == 1  # the same server forked both
     assert _summary(after) == _summary(score_submission(wrong, [BROADCASTING.id]))
     assert after.score < after.max_score
 
@@ -67,7 +68,7 @@ def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
                               limits=Limits(wall_s=60, test_s=3))
     timed_out = [t for t in report.exercises[0].tests if "Timeout" in t.message]
     assert timed_out and report.exercises[0].score < report.exercises[0].max_score
-    assert _forkserver._servers and all(s.alive() for s in _forkserver._servers.values())
+    assert forkserver._servers and all(s.alive() for s in forkserver._servers.values())
     again = score_submission(catalog.KIT_ROOT / "solutions", [BROADCASTING.id], fork=True)
     assert again.score == again.max_score > 0
 
@@ -89,14 +90,14 @@ def test_the_server_preloads_only_the_frameworks_in_use():
 
 
 def test_the_server_exits_when_the_grader_goes_away():
-    server = _forkserver.ForkServer(("json",), dict(os.environ), {})
+    server = forkserver.ForkServer(("json",), dict(os.environ), {})
     server._proc.stdin.close()  # what the grader's death does to the pipe
     assert server._proc.wait(timeout=10) == 0
     server.close()
 
 
 def test_the_server_has_no_socket_file_and_refuses_a_work_directory_it_did_not_stage(tmp_path):
-    server = _forkserver.ForkServer(("json",), dict(os.environ), {})
+    server = forkserver.ForkServer(("json",), dict(os.environ), {})
     try:
         fds = f"/proc/{server._proc.pid}/fd"
         inodes = {os.readlink(f"{fds}/{fd}")[8:-1] for fd in os.listdir(fds)

@@ -11,8 +11,8 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 
-from grader import formats
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.reports import formats
 
 # Gradescope autograder specification, "Output format": every field is optional but for a score
 # (top level or per test); status is passed/failed; visibility one of four values.

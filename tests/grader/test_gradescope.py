@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, formats
+from grader import catalog
 from grader.cli import main
-from grader.gradescope import stage_submission
+from grader.reports import formats
+from grader.workflows.gradescope import stage_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 WRONG = EX.reference.parent / "wrong" / EX.stem / "sqrt_then_square.py"
@@ -79,7 +80,7 @@ def test_bundle_layout(bundle):
     assert '/autograder/source/kit"' in setup  # no TensorFlow extra for a PyTorch-only bundle
     assert config["exercises"] == [EX.id]
     kit = "kit/"
-    for needed in ("grader/cli.py", "grader/pytest_plugin.py", "catalog.toml", "pyproject.toml",
+    for needed in ("grader/cli/__init__.py", "grader/pytest_plugin.py", "catalog.toml", "pyproject.toml",
                    f"exercises/{EX.relpath}", f"exercises/{EX.relpath.parent}/{EX.public_tests.name}",
                    f"solutions/{EX.relpath.parent}/{EX.hidden_tests.name}"):
         assert kit + needed in names, needed

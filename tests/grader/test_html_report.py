@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, formats, html_report, scoring, similarity
+from grader import catalog
 from grader.cli import main
-from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader.engine import scoring, similarity
+from grader.engine.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader.reports import formats, html_report
 from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -319,3 +321,23 @@ def test_the_code_kept_in_the_report_is_bounded(tmp_path):
     assert scoring.submitted_code(tmp_path / "small.py") is None
     (tmp_path / "small.py").write_text("y = 2\n")
     assert scoring.submitted_code(tmp_path / "small.py") == "y = 2\n"
+
+
+def test_notebook_and_zip_submissions_keep_their_similarity_badge(tmp_path):
+    """Similarity is computed once, on the staged copy, and kept in the report: a submission
+    that is not a folder (a zip, a notebook) shows the same badge as a folder."""
+    folder = make_submission(tmp_path / "folder", {EX: EX.reference})
+    archive = tmp_path / "handed-in.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(folder / EX.relpath, f"handed-in/exercises/{EX.relpath.as_posix()}")
+    notebook = tmp_path / "answer.ipynb"
+    notebook.write_text(json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+             "source": EX.reference.read_text().splitlines(keepends=True)}],
+        "metadata": {"tensor_drills": {"exercise": EX.id}}}))
+    for submission in (archive, notebook):
+        out = tmp_path / f"{submission.stem}.html"
+        assert main(["score", str(submission), "-e", EX.id, "--format", "html", "-o", str(out)]) == 0
+        card = _card(out.read_text(), EX.id)
+        assert "near copy of the reference: 1.00" in card, submission.name

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from grader import catalog, mutants
+from grader import catalog
+from grader.workflows import mutants
 from tests.helpers import run_python
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

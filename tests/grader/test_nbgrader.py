@@ -16,7 +16,7 @@ import pytest
 
 from grader import catalog
 from grader.cli import main
-from grader.scoring import score_submission
+from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
 nbformat = pytest.importorskip("nbformat")
@@ -173,7 +173,7 @@ def test_feedback_shows_hidden_outcomes_never_hidden_test_source(course):
 
 
 def _hidden_cases():
-    from grader.nbgrader_export import collect_cases
+    from grader.workflows.nbgrader_export import collect_cases
 
     return [c for c in collect_cases([EX])[EX.id] if c.kind == "hidden"]
 
@@ -216,7 +216,7 @@ def test_export_takes_the_untouched_stub_not_the_working_tree(tmp_path, monkeypa
     """An instructor's half-done code in exercises/ never goes into the notebook."""
     if shutil.which("git") is None:
         pytest.skip("needs git")
-    from grader.nbgrader_export import answer_source, question_markdown
+    from grader.workflows.nbgrader_export import answer_source, question_markdown
 
     repo = tmp_path / "kit"
     for path in (EX.stub, EX.reference):
@@ -244,7 +244,7 @@ def test_export_takes_the_untouched_stub_not_the_working_tree(tmp_path, monkeypa
 # Building blocks of the export, without nbgrader.
 
 def test_answer_cell_is_the_stub_then_the_reference_as_solution():
-    from grader.nbgrader_export import answer_source
+    from grader.workflows.nbgrader_export import answer_source
 
     ex = catalog.get_exercise("pytorch.autograd.custom_function")  # its reference has __future__
     text = answer_source(ex)
@@ -261,13 +261,13 @@ def test_answer_cell_is_the_stub_then_the_reference_as_solution():
 def test_test_sources_are_embedded_exactly(text):
     import ast
 
-    from grader.nbgrader_export import _py_string
+    from grader.workflows.nbgrader_export import _py_string
 
     assert ast.literal_eval(_py_string(text)) == text
 
 
 def test_notebook_cells_carry_the_kit_points():
-    from grader.nbgrader_export import TestCase, build_notebook
+    from grader.workflows.nbgrader_export import TestCase, build_notebook
 
     cases = [TestCase("public", "test_a", "test_a", 1.0, {}),
              TestCase("hidden", "test_b", "test_b[cpu]", 2.0, {"device": 0}),
@@ -287,7 +287,7 @@ def test_notebook_cells_carry_the_kit_points():
 
 
 def test_collected_cases_match_pytest_items_and_leave_out_cuda():
-    from grader.nbgrader_export import collect_cases
+    from grader.workflows.nbgrader_export import collect_cases
 
     ex = catalog.get_exercise("pytorch.autograd.grad_basics")  # stacked parametrize marks
     cases = collect_cases([ex])[ex.id]

@@ -139,3 +139,23 @@ def test_answer_namespace_leaves_out_notebook_and_test_objects():
     assert module.__name__ == "notebook_answer"
     assert not any(hasattr(module, n) for n in ("In", "_", "_i3", "public_tests"))
     assert not hasattr(module, "double")
+
+
+FACTORY_TESTS = '''
+import pytest
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    return [tmp_path_factory.mktemp("out"), tmp_path_factory.mktemp("out")]
+
+
+def test_factory_makes_fresh_folders(impl, folders, tmp_path_factory):
+    assert folders[0].is_dir() and folders[1].is_dir() and folders[0] != folders[1]
+    assert folders[0].parent == tmp_path_factory.getbasetemp()
+    assert tmp_path_factory.mktemp("named", numbered=False).name == "named"
+'''
+
+
+def test_tmp_path_factory_is_provided_to_tests_and_module_fixtures():
+    TestModule("demo.demo.add", "hidden", FACTORY_TESTS).run("test_factory_makes_fresh_folders", {"add": add})

@@ -8,8 +8,8 @@ import pytest
 
 from grader import catalog
 from grader.cli import main
-from grader.notebooks import extract_answer, stage_notebook
-from grader.scoring import SubmissionError
+from grader.engine.scoring import SubmissionError
+from grader.workflows.notebooks import extract_answer, stage_notebook
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 REFERENCE = EX.reference.read_text()

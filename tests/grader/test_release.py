@@ -9,8 +9,9 @@ import tomllib
 
 import pytest
 
-from grader import catalog, release
+from grader import catalog
 from grader.cli import main
+from grader.workflows import release
 from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -161,7 +162,7 @@ def test_an_exercises_extras_are_installed_by_the_bundle_and_the_autograder(tmp_
     autograder of it install that extra's requirements; other exercises' do not."""
     import zipfile
 
-    from grader import gradescope
+    from grader.workflows import gradescope
 
     ex = catalog.get_exercise("pytorch.training.tensorboard_logging")
     assert ex.extras == ("tensorboard",)

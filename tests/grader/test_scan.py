@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from grader.scan import scan_source
+from grader.engine.scan import scan_source
 
 FLAGGED = {
     "settrace, imported by name": "from sys import settrace\nsettrace(None)\n",

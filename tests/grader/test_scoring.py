@@ -8,8 +8,8 @@ import pytest
 
 from grader import catalog
 from grader.cli import main
-from grader.sandbox import Limits
-from grader.scoring import SubmissionError, score_submission
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import SubmissionError, score_submission
 from tests.helpers import make_submission, run_python
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader import catalog, similarity
-from grader.scoring import ExerciseResult, Report
+from grader import catalog
+from grader.engine import similarity
+from grader.engine.scoring import ExerciseResult, Report
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 REFERENCE = EX.reference.read_text()

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from grader import catalog, progress, status
+from grader import catalog, progress
 from grader.cli import main
+from grader.workflows import status
 from tests.helpers import make_submission, run_python
 
 BROADCASTING = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -68,17 +69,17 @@ def test_status_of_a_submission_in_one_run_then_from_memory(tmp_path, capsys):
     assert states[BROADCASTING.id]["state"] == "failing"
     assert states[BROADCASTING.id]["passed"] >= 1 and "affine" in states[BROADCASTING.id]["detail"]
     assert states["pytorch.tensors.numpy_bridge"]["state"] == "missing"
-    assert {e["id"] for e in data["exercises"]} == {ex.id for ex in status.select(topics=["tensors"])}
+    assert {e["id"] for e in data["exercises"]} == {ex.id for ex in catalog.select(topics=["tensors"])}
     # Easy and not done, first in catalog order: from_data is not done either.
     assert data["next"] == FROM_DATA.id
     assert data["ran_public"] == 3
     # Nothing changed: nothing runs, the same states come from memory.
-    again = status.collect(root, status.select(topics=["tensors"]))
+    again = status.collect(root, catalog.select(topics=["tensors"]))
     assert again.ran_public == 0 and all(s.remembered for s in again.exercises if s.state != "missing")
     assert {s.exercise.id: s.state for s in again.exercises} == {i: e["state"] for i, e in states.items()}
     # One module changed: only it runs again.
     (root / CREATION.relpath).write_text(CREATION.reference.read_text())
-    third = status.collect(root, status.select(topics=["tensors"]))
+    third = status.collect(root, catalog.select(topics=["tensors"]))
     assert third.ran_public == 1
     assert {s.exercise.id: s.state for s in third.exercises}[CREATION.id] == "public checks pass"
     assert "2 exercise(s) pass their public checks: `grader status --full`" in status.render(third)
@@ -178,7 +179,7 @@ def test_filters_that_match_nothing_are_an_error(capsys):
 
 
 def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsys):
-    from grader.scoring import ExerciseResult, Report, TestResult
+    from grader.engine.scoring import ExerciseResult, Report, TestResult
 
     hidden_fails = ExerciseResult(FROM_DATA.id, 3.0, 5.0, [
         TestResult("test_from_data.py::test_a", "passed", 3.0, 3.0, "visible"),
@@ -186,7 +187,7 @@ def test_grader_score_of_the_kits_own_exercises_is_remembered(monkeypatch, capsy
     untouched = ExerciseResult(CREATION.id, 0.0, 4.0, [
         TestResult("test_creation_ops.py::test_c", "failed", 0.0, 4.0, "visible", "not started: stub")])
     report = Report("exercises", 3.0, 9.0, [hidden_fails, untouched], 1.0)
-    monkeypatch.setattr("grader.scoring.score_path", lambda *args, **kwargs: report)
+    monkeypatch.setattr("grader.engine.scoring.score_path", lambda *args, **kwargs: report)
     assert main(["score", "-e", FROM_DATA.id, "-e", CREATION.id]) == 0
     capsys.readouterr()
     store = progress.Store()

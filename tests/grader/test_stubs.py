@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from grader import catalog, progress, stubs
+from grader import catalog, progress
 from grader.cli import main
+from grader.workflows import stubs
 from tests.helpers import make_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")

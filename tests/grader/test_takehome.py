@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.batch import grading_settings, stale_reason
 from grader.cli import main
-from grader.intake import MANIFEST_NAME
-from grader.sandbox import Limits
+from grader.engine.intake import MANIFEST_NAME
+from grader.engine.sandbox import Limits
+from grader.workflows.batch import grading_settings, stale_reason
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 LIMITS = ["--timeout", "300", "--test-timeout", "30"]
@@ -88,7 +88,7 @@ def batch(solved, tmp_path_factory) -> dict:
     zipfile.ZipFile(folder / "gina.zip", "w").close()  # empty
     out = tmp_path_factory.mktemp("results")
     messages: list[str] = []
-    from grader.batch import run_batch
+    from grader.workflows.batch import run_batch
 
     gradebook = run_batch(folder, out, jobs=2, limits=Limits(wall_s=300, test_s=30), log=messages.append)
     results = {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
@@ -141,7 +141,7 @@ def test_score_takes_a_zip(batch, capsys):
 
 
 def test_resume_regrades_a_submission_whose_files_changed(batch):
-    from grader.batch import run_batch
+    from grader.workflows.batch import run_batch
 
     with zipfile.ZipFile(batch["folder"] / "alice.zip", "w") as out:  # alice sends a new version
         out.write(EX.stub, f"exercises/{EX.relpath.as_posix()}")
@@ -175,7 +175,7 @@ def test_empty_batch_folder_is_an_error(tmp_path, capsys):
 def test_a_selection_unlike_the_rest_of_the_batch_is_flagged():
     """Without --exercise each returned take-home is graded on its own manifest: one that
     differs from the rest (edited by its candidate?) is flagged for review."""
-    from grader.batch import flag_odd_selections
+    from grader.workflows.batch import flag_odd_selections
 
     def result(*ids):
         return {"exercises": [{"id": i} for i in ids], "flags": []}

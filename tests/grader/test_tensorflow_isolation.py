@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from grader import catalog
-from grader.scoring import score_submission
+from grader.engine.scoring import score_submission
 from tests.helpers import make_submission, run_python
 
 # A submission whose every function fails with a message saying which frameworks the grading

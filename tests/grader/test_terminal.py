@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from grader import catalog, formats, progress, status
+from grader import catalog, progress
 from grader.cli import main
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.reports import formats
+from grader.workflows import status
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*3[0-7](;[0-9]+)*m")  # an SGR sequence setting a foreground colour
 ANSI = re.compile(r"\x1b\[")
@@ -49,7 +51,7 @@ def terminal(monkeypatch):
 def _plain_by_default(monkeypatch, tmp_path):
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv(progress.STATE_ENV, str(tmp_path / "state"))
-    monkeypatch.setattr("grader.scoring.score_path", lambda *args, **kwargs: _report())
+    monkeypatch.setattr("grader.engine.scoring.score_path", lambda *args, **kwargs: _report())
     monkeypatch.setattr(status, "collect", lambda *args, **kwargs: _progress())
 
 
@@ -110,7 +112,7 @@ def test_list_plain_and_on_a_terminal(capsys, monkeypatch):
 def test_a_console_forced_to_a_terminal_draws_rich_and_a_file_gets_plain_soft_wrapped_lines(monkeypatch):
     import io
 
-    from grader import _console
+    from grader.reports import console as _console
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     forced = _console.console(io.StringIO(), force_terminal=True)

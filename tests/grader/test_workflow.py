@@ -79,8 +79,9 @@ def test_public_tests_and_installs_are_real(workflow):
 
 def test_a_take_home_bundle_ships_a_public_tests_workflow(tmp_path):
     """The bundle's copy: it parses, installs with the bundle's own installer, and its grader
-    command is valid; the summary it writes says only public tests ran (grader.formats)."""
-    from grader import catalog, release
+    command is valid; the summary it writes says only public tests ran (grader.reports.formats)."""
+    from grader import catalog
+    from grader.workflows import release
 
     bundle = release.write_bundle(tmp_path / "take-home", [catalog.get_exercise("pytorch.tensors.broadcasting")])
     flow = yaml.safe_load((bundle / ".github" / "workflows" / "grade.yml").read_text())

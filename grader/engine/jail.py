@@ -1,4 +1,4 @@
-"""Put a grading child in its jail, then exec its command: ``python -m grader._jail POLICY -- CMD``.
+"""Put a grading child in its jail, then exec its command: ``python -m grader.engine.jail POLICY -- CMD``.
 
 Runs between the grader and the child, so the grader's own (possibly multithreaded) process never
 uses ``preexec_fn``; the fork server calls ``apply`` in each forked child instead. ``POLICY`` is
@@ -426,7 +426,7 @@ def _tasks_of(uid: int) -> int:
 
 def main(argv: list[str]) -> None:
     if len(argv) < 3 or argv[1] != "--":
-        sys.exit("usage: python -m grader._jail POLICY_JSON -- COMMAND [ARG ...]")
+        sys.exit("usage: python -m grader.engine.jail POLICY_JSON -- COMMAND [ARG ...]")
     apply(json.loads(argv[0]))
     os.execv(argv[2], argv[2:])
 

@@ -26,11 +26,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _console, catalog, progress
-from grader._options import POSITIVE_SECONDS
+from grader import _records, catalog, defaults, progress
+from grader._options import add_limit_options
+from grader._records import Event
+from grader.errors import UsageError
+from grader.outcomes import State, TestStatus, classify
+from grader.reports import console as _console
 
-DONE, PUBLIC_PASS, FAILING = "done", "public checks pass", "failing"
-NOT_STARTED, MISSING, ERROR = "not started", "missing", "error"
+DONE, PUBLIC_PASS, FAILING = State.DONE, State.PUBLIC_PASS, State.FAILING
+NOT_STARTED, MISSING, ERROR = State.NOT_STARTED, State.MISSING, State.ERROR
 STATES = (DONE, PUBLIC_PASS, FAILING, NOT_STARTED, MISSING, ERROR)
 # What the full-check column says when no full check of the current content is remembered.
 NOT_CHECKED, CHANGED, NO_HIDDEN_TESTS = "not checked yet", "changed since last check", "no hidden tests here"
@@ -123,47 +127,32 @@ class Progress:
                 "exercises": [s.to_dict() for s in self.exercises]}
 
 
-def select(framework: str | None = None, topics: list[str] | None = None) -> list[catalog.Exercise]:
-    """Catalog exercises, in catalog order, filtered by framework and topic.
-
-    A topic is given as ``autograd`` or ``pytorch.autograd``.
-    """
-    return [ex for ex in catalog.load_catalog().values()
-            if (not framework or ex.framework == framework)
-            and (not topics or ex.topic in topics or f"{ex.framework}.{ex.topic}" in topics)]
-
-
-def _read_records(path: Path) -> list[dict]:
-    records = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            records.append(json.loads(json.loads(line)["body"]))
-        except (ValueError, KeyError, TypeError):
-            continue  # a torn last line if the child was killed
-    return records
-
-
 def _run_public_tests(root: Path, exercises: list[catalog.Exercise], timeout_s: float,
                       test_timeout_s: float) -> tuple[list[dict], str, int | None]:
     """One pytest child over the public test files; returns (records, output, exit code)."""
     with tempfile.TemporaryDirectory(prefix="drills-status-") as tmp:
         channel = Path(tmp) / "report.jsonl"
+        key = _records.new_key()
         with open(channel, "w", encoding="utf-8") as sink:
-            fd = sink.fileno()
+            fd, key_fd = sink.fileno(), _records.key_pipe(key)
             cmd = [sys.executable, "-m", "pytest", "-q", "--tb=no", "--no-summary", "--no-header",
                    "-p", "no:cacheprovider", "--continue-on-collection-errors",
                    f"--rootdir={catalog.KIT_ROOT}", f"--impl-root={root}",
                    "--test-timeout", f"{test_timeout_s:g}", "--report-fd", str(fd),
+                   "--report-key-fd", str(key_fd),
                    *(str(ex.public_tests) for ex in exercises)]
             env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
             try:
-                proc = subprocess.run(cmd, cwd=catalog.KIT_ROOT, env=env, pass_fds=(fd,),
+                proc = subprocess.run(cmd, cwd=catalog.KIT_ROOT, env=env, pass_fds=(fd, key_fd),
                                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                       timeout=timeout_s, check=False)
                 output, code = proc.stdout + proc.stderr, proc.returncode
             except subprocess.TimeoutExpired:
                 output, code = f"the public tests ran past {timeout_s:g} s and were stopped", None
-        return _read_records(channel), output, code
+            finally:
+                os.close(key_fd)
+        lines = channel.read_text(encoding="utf-8", errors="replace").splitlines()
+        return _records.verify_all(key, lines), output, code
 
 
 def _gist(result: dict) -> str:
@@ -185,9 +174,9 @@ def _public_check(ex: catalog.Exercise, collected: list[dict], results: dict[str
         if res is None:
             failed += 1
             detail = detail or f"{rec['nodeid'].split('::', 1)[-1]}: no result (crashed?)"
-        elif res["status"] == "passed":
+        elif res["status"] == TestStatus.PASSED:
             passed += 1
-        elif res["status"] != "skipped":
+        elif res["status"] != TestStatus.SKIPPED:
             failed += 1
             not_started += bool(res.get("not_started"))
             if not detail:
@@ -196,7 +185,7 @@ def _public_check(ex: catalog.Exercise, collected: list[dict], results: dict[str
     if failed == 0:
         return (progress.PublicCheck(progress.PASS, passed) if passed
                 else progress.PublicCheck(progress.ERROR, detail="every public test was skipped"))
-    if passed == 0 and not_started == failed:
+    if classify(passed, failed, not_started) == State.NOT_STARTED:
         return progress.PublicCheck(progress.NOT_STARTED, failed=failed)
     return progress.PublicCheck(progress.FAIL, passed, failed, detail, message)
 
@@ -237,8 +226,8 @@ def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -
 def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
                 store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
     """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
-    from grader import scoring
-    from grader.sandbox import Limits
+    from grader.engine import scoring
+    from grader.engine.sandbox import Limits
 
     report = scoring.score_submission(root, [ex.id for ex in exercises],
                                       limits=Limits(wall_s=timeout_s, test_s=test_timeout_s))
@@ -247,7 +236,7 @@ def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str
 
 
 def collect(root: Path, exercises: list[catalog.Exercise], *, full: bool = False, rerun: bool = False,
-            timeout_s: float = 600.0, test_timeout_s: float = 60.0,
+            timeout_s: float = defaults.WALL_S, test_timeout_s: float = defaults.TEST_TIMEOUT_S,
             store: progress.Store | None = None) -> Progress:
     """The status of ``exercises`` in ``root`` (laid out like exercises/).
 
@@ -276,12 +265,11 @@ def collect(root: Path, exercises: list[catalog.Exercise], *, full: bool = False
     problems: list[str] = []
     if to_run:
         records, output, code = _run_public_tests(root, to_run, timeout_s, test_timeout_s)
-        results = {r["nodeid"]: r for r in records if r.get("event") == "result"}
+        results = {r["nodeid"]: r for r in _records.of(records, Event.RESULT)}
         collected: dict[str, list[dict]] = {}
-        for rec in records:
-            if rec.get("event") == "collected":
-                collected.setdefault(rec["exercise"], []).append(rec)
-        finished = code in (0, 1) and any(r.get("event") == "finished" for r in records)
+        for rec in _records.of(records, Event.COLLECTED):
+            collected.setdefault(rec["exercise"], []).append(rec)
+        finished = code in (0, 1) and bool(_records.of(records, Event.FINISHED))
         for ex in to_run:
             publics[ex.id] = _public_check(ex, collected.get(ex.id, []), results)
             if finished:  # an interrupted run's verdicts are not worth remembering
@@ -392,12 +380,10 @@ def print_rich(progress_: Progress, console) -> None:
 
 def _cmd_status(args) -> int:
     if not Path(args.dir).is_dir():
-        print(f"grader: error: not a folder: {args.dir}", file=sys.stderr)
-        return 2
-    exercises = select(args.framework, args.topic)
+        raise UsageError(f"not a folder: {args.dir}")
+    exercises = catalog.select(framework=args.framework, topics=args.topic)
     if not exercises:
-        print("grader: error: no exercise matches these filters (see `grader list`)", file=sys.stderr)
-        return 2
+        raise UsageError("no exercise matches these filters (see `grader list`)")
     progress_ = collect(Path(args.dir), exercises, full=args.full, rerun=args.rerun,
                         timeout_s=args.timeout, test_timeout_s=args.test_timeout)
     console = _console.console()
@@ -431,9 +417,5 @@ def register(sub) -> None:
     status.add_argument("--rerun", action="store_true",
                         help="run the checks again instead of using remembered results")
     status.add_argument("--json", action="store_true", help="print the progress as JSON")
-    status.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
-                        help="wall-clock limit of each run (public tests, full check) in seconds "
-                             "(default: 600)")
-    status.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
-                        help="limit per test in seconds (default: 60)")
+    add_limit_options(status, wall="each run (public tests, full check)")
     status.set_defaults(func=_cmd_status)

@@ -211,8 +211,8 @@ def generate(ex: catalog.Exercise) -> list[Mutant]:
 
 def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> str:
     """Grade one mutant as a submission: killed, timed_out or survived."""
-    from grader.sandbox import Limits
-    from grader.scoring import score_submission
+    from grader.engine.sandbox import Limits
+    from grader.engine.scoring import score_submission
 
     ex = catalog.get_exercise(mutant.exercise)
     root = Path(tempfile.mkdtemp(prefix="mutant-", dir=workdir))
@@ -233,7 +233,7 @@ def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, bud
     stop starting new mutants of an exercise once this much time went into it. ``on_mutant(ex_id,
     mutant, verdict)`` is called as each finishes.
     """
-    from grader import _forkserver
+    from grader.engine import forkserver
 
     with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
         try:
@@ -241,7 +241,7 @@ def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, bud
                                   budget_s=budget_s, jobs=jobs, wall_s=wall_s, on_mutant=on_mutant)
                     for ex_id in ids]
         finally:
-            _forkserver.close_all()
+            forkserver.close_all()
 
 
 def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, seed: int,

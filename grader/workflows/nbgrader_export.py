@@ -4,7 +4,7 @@ Each notebook ``COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb`` holds:
 
 - the question (the stub's docstring) as a read-only markdown cell;
 - the answer cell (an nbgrader solution cell): the untouched stub's code (signatures whose bodies
-  raise ``NotImplementedError``; from ``grader.stubs.untouched_stub``, never a work in progress in
+  raise ``NotImplementedError``; from ``grader.workflows.stubs.untouched_stub``, never a work in progress in
   the kit's ``exercises/``) followed by the whole reference module between ``### BEGIN SOLUTION`` and
   ``### END SOLUTION``. The reference redefines every function, so the instructor's notebook passes
   its tests; ``nbgrader generate_assignment`` drops the region (``ClearSolutions.code_stub`` is set
@@ -44,11 +44,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import __version__, catalog
+from grader import PACKAGE_DIR, __version__, catalog
+from grader.errors import ExportError
 from grader.notebook_runtime import SUPPORTED_FIXTURES
-from grader.stubs import StubError, untouched_stub
+from grader.outcomes import Visibility, cell_kind
+from grader.workflows.stubs import StubError, untouched_stub
 
-GRADER_PACKAGE = Path(__file__).resolve().parent
+GRADER_PACKAGE = PACKAGE_DIR
 
 KERNEL_NAME = "python3"
 NOTEBOOK_METADATA_KEY = "tensor_drills"
@@ -73,16 +75,12 @@ c.Execute.timeout = 300
 '''
 
 
-class ExportError(ValueError):
-    """An exercise cannot be turned into a notebook (a test needs an unsupported fixture)."""
-
-
 @dataclass(frozen=True)
 class TestCase:
     """One pytest item of an exercise's test file."""
 
     __test__ = False  # not a pytest test class
-    kind: str  # public | hidden
+    kind: str  # the kind of its test file, ``outcomes.cell_kind``: public | hidden
     function: str
     name: str  # pytest's item name, e.g. test_x[cpu]
     points: float
@@ -136,56 +134,6 @@ def _py_string(text: str) -> str:
     return repr(text)
 
 
-_COLLECTOR = r'''
-import json, sys
-import pytest
-
-def case_indices(item):
-    """Per parametrize mark, the index of the case this item runs (found by identity: pytest
-    hands the very objects of the mark's list to the test)."""
-    params = item.callspec.params if hasattr(item, "callspec") else {}
-    found, covered = {}, set()
-    for mark in item.iter_markers("parametrize"):
-        names = mark.args[0] if mark.args else mark.kwargs["argnames"]
-        values = mark.args[1] if len(mark.args) > 1 else mark.kwargs["argvalues"]
-        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-        if names[0] not in params:
-            continue
-        for index, value in enumerate(values):
-            case = value.values if hasattr(value, "marks") and hasattr(value, "values") else (
-                (value,) if len(names) == 1 else tuple(value))
-            if all(params[n] is v for n, v in zip(names, case)):
-                found[names[0]] = index
-                covered.update(names)
-                break
-    return found, sorted(set(params) - covered)
-
-class Collect:
-    def __init__(self):
-        self.items = []
-    def pytest_collection_modifyitems(self, items):
-        for item in items:
-            callspec = getattr(item, "callspec", None)
-            marker = item.get_closest_marker("points")
-            self.items.append({
-                "file": str(item.path), "function": item.originalname, "name": item.name,
-                "points": float(marker.args[0]) if marker else 1.0,
-                "indices": case_indices(item)[0], "unmatched": case_indices(item)[1],
-                "params": sorted(callspec.params) if callspec else [],
-                "cuda": item.get_closest_marker("cuda") is not None,
-                "fixtures": list(item.fixturenames),
-                "module_fixtures": [n for n in item.fixturenames if any(
-                    hasattr(getattr(item.module, n, None), a)
-                    for a in ("_get_wrapped_function", "__pytest_wrapped__"))]})
-
-collector = Collect()
-code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", sys.argv[2],
-                    "-c", sys.argv[3], *sys.argv[4:]], plugins=[collector])
-with open(sys.argv[1], "w") as out:
-    json.dump({"code": int(code), "items": collector.items}, out)
-'''
-
-
 def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]]:
     """The exercises' public and hidden test cases, as pytest collects them (in one child process:
     collecting imports torch, which the ``grader`` command keeps out of its own process)."""
@@ -193,7 +141,7 @@ def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]
     with tempfile.TemporaryDirectory(prefix="drills-collect-") as tmp:
         out = Path(tmp) / "items.json"
         proc = subprocess.run(
-            [sys.executable, "-c", _COLLECTOR, str(out), str(catalog.KIT_ROOT),
+            [sys.executable, "-m", "grader.workflows.nbgrader_collect", str(out), str(catalog.KIT_ROOT),
              str(catalog.KIT_ROOT / "pyproject.toml"), *map(str, files)],
             check=False, cwd=catalog.KIT_ROOT, capture_output=True, text=True, timeout=300)
         if not out.is_file() or json.loads(out.read_text())["code"] != 0:
@@ -205,10 +153,10 @@ def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]
         ex = catalog.exercise_for_test_file(Path(item["file"]))
         if item["cuda"] or ex is None or ex.id not in cases:
             continue
-        # ``request`` and ``tmp_path_factory``: what ``impl`` and ``tmp_path`` use. Fixtures the
+        # ``request``: what ``impl`` uses. Fixtures the
         # test module defines itself run in the notebook too (see grader.notebook_runtime).
         unsupported = sorted(set(item["fixtures"]) - set(item["params"])
-                             - {"request", "tmp_path_factory"}
+                             - {"request"}
                              - set(SUPPORTED_FIXTURES) - set(item["module_fixtures"]))
         if item["unmatched"]:
             raise ExportError(f"{ex.id}: {item['name']}: cannot tell which case of the parameter(s) "
@@ -216,7 +164,8 @@ def collect_cases(exercises: list[catalog.Exercise]) -> dict[str, list[TestCase]
         if unsupported:
             raise ExportError(f"{ex.id}: {item['name']} needs fixture(s) {', '.join(unsupported)}, "
                               "which notebooks do not provide")
-        kind = "hidden" if Path(item["file"]).resolve() == ex.hidden_tests else "public"
+        visibility = Visibility.HIDDEN if Path(item["file"]).resolve() == ex.hidden_tests else Visibility.VISIBLE
+        kind = cell_kind(visibility)
         cases[ex.id].append(TestCase(kind, item["function"], item["name"], item["points"],
                                      item["indices"]))
     return cases
@@ -298,13 +247,11 @@ def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = N
     """
     import nbformat
 
-    from grader.scoring import select_exercises
-
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment):
         raise ExportError(f"assignment name {assignment!r}: use letters, digits, '_', '-', '.'")
     target = Path(course_dir) / "source" / assignment
     target.mkdir(parents=True, exist_ok=True)
-    exercises = select_exercises(exercise_ids)
+    exercises = catalog.select(exercise_ids)
     for ex in exercises:
         for path in (ex.stub, ex.reference):
             if not path.is_file():
@@ -332,11 +279,7 @@ def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = N
 
 
 def _cmd_export(args) -> int:
-    try:
-        written = export(Path(args.course_dir), args.assignment, args.exercise)
-    except ExportError as exc:
-        print(f"grader: error: {exc}", file=sys.stderr)
-        return 2
+    written = export(Path(args.course_dir), args.assignment, args.exercise)
     for path in written:
         print(path)
     print(f"{len(written)} source notebook(s) written; next: cd {args.course_dir} && "

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import catalog
-from grader.sandbox import Limits
-from grader.scoring import Report, SubmissionError, candidate_name, score_submission
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import Report, SubmissionError, candidate_name, score_submission
 
 METADATA_KEY = "tensor_drills"
 
@@ -157,8 +157,6 @@ def score_notebook(path: Path, exercise_ids: list[str] | None = None, *,
 
     A warning that the graded id is not the notebook's own also goes into the report's problems.
     """
-    from grader.similarity import flag_near_copies
-
     warnings: list[str] = []
 
     def note(message: str) -> None:
@@ -168,7 +166,6 @@ def score_notebook(path: Path, exercise_ids: list[str] | None = None, *,
     with tempfile.TemporaryDirectory(prefix="drills-notebook-") as tmp:
         exercise_id = stage_notebook(Path(path), exercise_ids, Path(tmp), note)
         report = score_submission(tmp, [exercise_id], limits=limits)
-    flag_near_copies(report)
     report.submission = str(path)
     report.candidate = candidate_name(Path(path))
     report.problems[:0] = warnings

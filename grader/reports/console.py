@@ -10,17 +10,19 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from grader.outcomes import State
+
 if TYPE_CHECKING:
     from rich.console import Console
 
 # One style per state, wherever a state is shown.
 STATE_STYLES = {
-    "done": "bold green",
-    "public checks pass": "cyan",
-    "failing": "red",
-    "not started": "yellow",
-    "missing": "magenta",
-    "error": "bold magenta",
+    State.DONE: "bold green",
+    State.PUBLIC_PASS: "cyan",
+    State.FAILING: "red",
+    State.NOT_STARTED: "yellow",
+    State.MISSING: "magenta",
+    State.ERROR: "bold magenta",
 }
 
 

@@ -26,8 +26,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from grader import catalog, similarity
-from grader.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader import catalog
+from grader.engine import similarity
+from grader.engine.scoring import ExerciseResult, Report, TestResult, candidate_name
+from grader.outcomes import State, TestStatus, Visibility
 
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "error": "errored", "skipped": "skipped",
                 "missing": "never reported a result", "not_run": "was not run on this machine"}
@@ -117,8 +119,9 @@ def _chart(topics: dict[str, tuple[float, float]]) -> str:
 
 
 def _test_item(t: TestResult) -> str:
-    cls = "pass" if t.status == "passed" else "fail" if t.status in ("failed", "error", "missing") else "other"
-    where = "public test" if t.visibility == "visible" else "hidden test"
+    cls = ("pass" if t.status == TestStatus.PASSED
+           else "fail" if t.status in (TestStatus.FAILED, TestStatus.ERROR, TestStatus.MISSING) else "other")
+    where = "public test" if t.visibility == Visibility.VISIBLE else "hidden test"
     item = (f'<li class="{cls}"><span title="{escape(t.name)}">{escape(sentence(t.name))}</span>: '
             f'{STATUS_WORDS.get(t.status, escape(t.status))} '
             f'<span class="muted">({where}, {_num(t.score)}/{_num(t.max_score)} pt)</span>')
@@ -145,7 +148,7 @@ def _exercise_card(ex: ExerciseResult) -> str:
     meta, title = _title(ex.id)
     status_cls = ex.status.replace(" ", "")
     heading = f'<h3>{escape(title)}<span class="muted">{escape(ex.id)}</span></h3>'
-    if ex.status == "not started":
+    if ex.status == State.NOT_STARTED:
         return (f'<div class="card line" id="ex-{escape(ex.id)}">{heading}<b class="notstarted">not '
                 f'started</b>: the stub is untouched, 0/{_num(ex.max_score)} points.</div>')
     if not ex.tests:
@@ -157,8 +160,8 @@ def _exercise_card(ex: ExerciseResult) -> str:
         warn = " warn" if sim.near_copy else ""
         label = "near copy of the reference" if sim.near_copy else "similarity to the reference"
         badges += f'<span class="badge{warn}">{label}: {sim.ratio:.2f}</span>'
-    passed = sum(t.status == "passed" for t in ex.tests)
-    counted = sum(t.status != "not_run" for t in ex.tests)
+    passed = sum(t.status == TestStatus.PASSED for t in ex.tests)
+    counted = sum(t.status != TestStatus.NOT_RUN for t in ex.tests)
     return (f'<div class="card" id="ex-{escape(ex.id)}">{heading}<p><b class="{status_cls}">'
             f'{escape(ex.status)}</b>: {_num(ex.score)}/{_num(ex.max_score)} points, {passed} of {counted} '
             f'checks passed{badges}</p><ul class="tests">{"".join(_test_item(t) for t in ex.tests)}</ul>'
@@ -190,8 +193,8 @@ def render_html(report: Report, pairs: list[similarity.Pair] = (), batch_name: s
         topics.setdefault(_topic_of(ex.id), []).append(ex)
     totals = {t: (sum(e.score for e in exs), sum(e.max_score for e in exs)) for t, exs in topics.items()}
     pct = _pct(report.score, report.max_score)
-    done = sum(e.status == "done" for e in report.exercises)
-    started = sum(e.status != "not started" for e in report.exercises)
+    done = sum(e.status == State.DONE for e in report.exercises)
+    started = sum(e.status != State.NOT_STARTED for e in report.exercises)
 
     review = review_items(report, pairs, batch_name)
     review_html = ("<ul class='flags'>" + "".join(f"<li>{escape(r)}</li>" for r in review) + "</ul>"
@@ -207,7 +210,7 @@ def render_html(report: Report, pairs: list[similarity.Pair] = (), batch_name: s
 
     rows = "".join(
         f"<tr><td>{escape(t)}</td><td>{_num(s)}/{_num(m)}</td><td>{_pct(s, m):.0f}%</td>"
-        f"<td>{sum(e.status == 'done' for e in topics[t])} of {len(topics[t])} exercises done</td></tr>"
+        f"<td>{sum(e.status == State.DONE for e in topics[t])} of {len(topics[t])} exercises done</td></tr>"
         for t, (s, m) in totals.items())
     sections = "".join(
         f"<h2>Skill: {escape(t)} <span class='muted'>({_num(totals[t][0])}/{_num(totals[t][1])}, "

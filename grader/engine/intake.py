@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader import catalog
+from grader.errors import SubmissionError
 
 MANIFEST_NAME = "take-home.json"
 MAX_UNZIPPED_BYTES = 64 << 20
@@ -30,10 +31,6 @@ MAX_SEARCH_DEPTH = 4
 # kit's own references (a mistaken ``grader score .`` in the kit must not grade solutions/).
 _NEVER_ROOTS = {"_stubs", "solutions", "wrong", "site-packages", "node_modules", "__MACOSX",
                 "__pycache__", "venv"}
-
-
-class SubmissionError(ValueError):
-    """The submission cannot be graded at all (missing, not a folder or zip, an empty zip)."""
 
 
 @dataclass

@@ -16,12 +16,14 @@ This module imports neither torch nor TensorFlow: the checks run in children.
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
-from grader import _console, catalog, progress, status
-from grader._options import POSITIVE_SECONDS
+from grader import catalog, defaults, progress
+from grader._options import add_limit_options
+from grader.errors import UsageError
+from grader.reports import console as _console
+from grader.workflows import status
 
 DEBOUNCE_MS = 300  # an editor's save is often several writes; wait for them to settle
 RECHECK_MS = 1000  # without events, look at the modules' digests this often anyway
@@ -31,7 +33,7 @@ class Watcher:
     """Checks exercises in ``root`` and tells the learner what to do next, on ``console``."""
 
     def __init__(self, root: Path, exercises: list[catalog.Exercise], console, *,
-                 timeout_s: float = 600.0, test_timeout_s: float = 60.0) -> None:
+                 timeout_s: float = defaults.WALL_S, test_timeout_s: float = defaults.TEST_TIMEOUT_S) -> None:
         self.root = Path(root).resolve()
         self.exercises = exercises
         self.console = console
@@ -165,21 +167,17 @@ class Watcher:
 def _cmd_watch(args) -> int:
     root = Path(args.dir)
     if not root.is_dir():
-        print(f"grader: error: not a folder: {args.dir}", file=sys.stderr)
-        return 2
-    exercises = status.select(args.framework, args.topic)
+        raise UsageError(f"not a folder: {args.dir}")
+    exercises = catalog.select(framework=args.framework, topics=args.topic)
     start = catalog.get_exercise(args.id) if args.id else None
     if start is not None and start not in exercises:
         exercises.append(start)
     if not exercises:
-        print("grader: error: no exercise matches these filters (see `grader list`)", file=sys.stderr)
-        return 2
+        raise UsageError("no exercise matches these filters (see `grader list`)")
     try:
         import watchfiles  # noqa: F401
     except ImportError:
-        print("grader: error: `grader watch` needs the watchfiles package: pip install watchfiles",
-              file=sys.stderr)
-        return 2
+        raise UsageError("`grader watch` needs the watchfiles package: pip install watchfiles") from None
     watcher = Watcher(root, exercises, _console.console(), timeout_s=args.timeout,
                       test_timeout_s=args.test_timeout)
     return watcher.run(start)
@@ -200,8 +198,5 @@ def register(sub) -> None:
     watch.add_argument("--framework", choices=catalog.FRAMEWORKS)
     watch.add_argument("--topic", action="append", metavar="TOPIC",
                        help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
-    watch.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
-                       help="wall-clock limit of each check in seconds (default: 600)")
-    watch.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
-                       help="limit per test in seconds (default: 60)")
+    add_limit_options(watch, wall="each check")
     watch.set_defaults(func=_cmd_watch)

@@ -1,14 +1,14 @@
-"""The worker's side of grading on a Dask cluster (``grader.dask_batch`` is the client's).
+"""The worker's side of grading on a Dask cluster (``grader.workflows.dask_batch`` is the client's).
 
 Every Dask worker that grades runs ``GradingPlugin``, which the client registers on the
 cluster (workers that join later get it too). It gives the worker a private folder for the
 submissions shipped to it and closes the worker's fork servers when the worker stops; between
-tasks, the fork servers (``grader._forkserver``, each its own process started with
+tasks, the fork servers (``grader.engine.forkserver``, each its own process started with
 ``subprocess``, never a fork of the threaded worker) stay alive, so a task pays only for forking
 its grading child, as on the local path.
 
 ``grade_shipped`` is the task, one per submission: it writes the submission's bytes into that
-folder, grades them with ``grader.batch.grade_entry`` (the same sandbox as a local batch) and
+folder, grades them with ``grader.workflows.batch.grade_entry`` (the same sandbox as a local batch) and
 returns the result and the feedback. Importing this module imports ``distributed``.
 """
 
@@ -26,10 +26,11 @@ from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
 
-from grader import __version__, _forkserver, catalog
-from grader.batch import Entry, grade_entry
-from grader.intake import unpack
-from grader.sandbox import Limits, kill_all
+from grader import PACKAGE_DIR, __version__, catalog
+from grader.engine import forkserver
+from grader.engine.intake import unpack
+from grader.engine.sandbox import Limits, kill_all
+from grader.workflows.batch import Entry, grade_entry
 
 PLUGIN_NAME = "tensor-drills-grading"
 
@@ -44,7 +45,7 @@ def kit_fingerprint() -> str:
     pytest configuration, the ``grader`` package's code and every exercise's public and hidden
     tests. A client and its workers must agree on it. Computed once per process."""
     digest = hashlib.sha256(__version__.encode())
-    grader_dir = Path(__file__).resolve().parent
+    grader_dir = PACKAGE_DIR
     files = [catalog.KIT_ROOT / name for name in ("catalog.toml", "pyproject.toml", "conftest.py")]
     files += sorted(grader_dir.rglob("*.py"))
     files += [p for ex in catalog.load_catalog().values() for p in (ex.public_tests, ex.hidden_tests)]
@@ -73,7 +74,7 @@ class GradingPlugin(WorkerPlugin):
         batch's jail (its client's folders, its limits) makes a fork server of its own."""
         with self._lock:
             if batch != self._last_batch and not +self._in_flight:
-                _forkserver.close_all()
+                forkserver.close_all()
             self._last_batch = batch
             self._in_flight[batch] += 1
         try:
@@ -84,7 +85,7 @@ class GradingPlugin(WorkerPlugin):
 
     def teardown(self, worker) -> None:
         kill_all()
-        _forkserver.close_all()
+        forkserver.close_all()
         if self.root is not None:
             shutil.rmtree(self.root, ignore_errors=True)
 

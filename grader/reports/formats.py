@@ -9,7 +9,7 @@
   0-point test of visibility ``hidden``, which instructors see and students do not.
 - ``junit``: JUnit XML (one ``testsuite`` per exercise) that CI systems read.
 - ``markdown``: a summary for pull requests and ``$GITHUB_STEP_SUMMARY``.
-- ``html``: a self-contained hiring report (``grader.html_report``).
+- ``html``: a self-contained hiring report (``grader.reports.html_report``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from grader.html_report import render_html
-from grader.scoring import ExerciseResult, Report, TestResult
+from grader.engine.scoring import ExerciseResult, Report, TestResult
+from grader.outcomes import State, TestStatus, Visibility
+from grader.reports.html_report import render_html
 
 FORMATS = ("table", "json", "gradescope", "junit", "markdown", "html")
 REVIEW_FLAGS_TEST = "Review flags (instructors only; 0 points)"
@@ -31,7 +32,7 @@ def _num(x: float) -> str:
 
 
 def _first_failure(ex: ExerciseResult) -> TestResult | None:
-    return next((t for t in ex.tests if t.status not in ("passed", "not_run")), None)
+    return next((t for t in ex.tests if t.status not in (TestStatus.PASSED, TestStatus.NOT_RUN)), None)
 
 
 def _first_line(text: str) -> str:
@@ -47,7 +48,7 @@ def _total(report: Report) -> str:
 def _table_notes(report: Report) -> list[str]:
     """The lines after the table: tests not run, public-only runs, problems, flags, sandbox."""
     lines = []
-    not_run = sum(t.status == "not_run" for e in report.exercises for t in e.tests)
+    not_run = sum(t.status == TestStatus.NOT_RUN for e in report.exercises for t in e.tests)
     if not_run:
         lines.append(f"{not_run} CUDA test(s) not run on this machine (left out of the maximum)")
     if public_only(report):
@@ -60,7 +61,7 @@ def _table_notes(report: Report) -> list[str]:
 
 
 def _first_failure_text(ex: ExerciseResult) -> str:
-    first = _first_failure(ex) if ex.status == "failing" else None
+    first = _first_failure(ex) if ex.status == State.FAILING else None
     return f"{first.name}: {(_first_line(first.message) or first.status)[:160]}" if first else ""
 
 
@@ -87,7 +88,7 @@ def print_table(report: Report, console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from grader._console import STATE_STYLES
+    from grader.reports.console import STATE_STYLES
 
     table = Table(show_edge=False, pad_edge=False, show_footer=True)
     table.add_column("exercise", footer="total", no_wrap=True)
@@ -107,7 +108,7 @@ def print_table(report: Report, console) -> None:
 
 
 def _sandbox_warnings(report: Report) -> list[str]:
-    """The grader's warning when it could not isolate submitted code fully (``grader.sandbox``)."""
+    """The grader's warning when it could not isolate submitted code fully (``grader.engine.sandbox``)."""
     warning = report.sandbox.get("warning")
     return [warning] if warning else []
 
@@ -117,19 +118,25 @@ def render_json(report: Report) -> str:
 
 
 def render_gradescope(report: Report) -> str:
+    return json.dumps(gradescope_results(report), indent=2) + "\n"
+
+
+def gradescope_results(report: Report, notes: list[str] = ()) -> dict:
+    """Gradescope's ``results.json`` of ``report``; ``notes`` head its ``output`` (what the
+    autograder says it graded)."""
     tests = []
     for ex in report.exercises:
         for t in ex.tests:
-            if t.status == "not_run":
+            if t.status == TestStatus.NOT_RUN:
                 continue
             tests.append({
                 "name": f"{ex.id}: {t.name}",
                 "score": t.score,
                 "max_score": t.max_score,
-                "status": "passed" if t.status == "passed" else "failed",
-                "output": t.message if t.status == "passed" or t.visibility == "visible"
+                "status": "passed" if t.status == TestStatus.PASSED else "failed",
+                "output": t.message if t.status == TestStatus.PASSED or t.visibility == Visibility.VISIBLE
                 else t.message[:2000],
-                "visibility": "visible" if t.visibility == "visible" else "after_published",
+                "visibility": "visible" if t.visibility == Visibility.VISIBLE else "after_published",
             })
     # Students see ``output`` and visible tests. Review flags (static scan, near copies) are for
     # staff only: Gradescope shows a test of visibility "hidden" to instructors, never to
@@ -138,16 +145,17 @@ def render_gradescope(report: Report) -> str:
     if report.flags:
         tests.append({"name": REVIEW_FLAGS_TEST, "score": 0.0, "max_score": 0.0, "status": "failed",
                       "output": "\n".join(f"flag: {f}" for f in report.flags), "visibility": "hidden"})
-    notes = [f"problem: {p}" for p in report.problems] + [
+    problems = [f"problem: {p}" for p in report.problems] + [
         f"sandbox: {w}" for w in _sandbox_warnings(report)]
-    return json.dumps({
+    output = "\n".join(problems) or f"{_num(report.score)}/{_num(report.max_score)} points"
+    return {
         "score": report.score,
         "execution_time": round(report.duration_s),
-        "output": "\n".join(notes) or f"{_num(report.score)}/{_num(report.max_score)} points",
+        "output": "\n".join([*notes, output]).strip(),
         "stdout_visibility": "hidden",
         "extra_data": {"flags": report.flags, "sandbox": report.sandbox},
         "tests": tests,
-    }, indent=2) + "\n"
+    }
 
 
 def render_junit(report: Report) -> str:
@@ -164,9 +172,9 @@ def render_junit(report: Report) -> str:
             ET.SubElement(ET.SubElement(case, "properties"), "property", name="points",
                           value=f"{_num(t.score)}/{_num(t.max_score)}")
             counts["tests"] += 1
-            if t.status == "passed":
+            if t.status == TestStatus.PASSED:
                 continue
-            if t.status in ("not_run", "skipped"):
+            if t.status in (TestStatus.NOT_RUN, TestStatus.SKIPPED):
                 ET.SubElement(case, "skipped", message=_first_line(t.message))
                 counts["skipped"] += 1
             else:
@@ -190,7 +198,7 @@ def _md_cell(text: str) -> str:
 def public_only(report: Report) -> bool:
     """Whether the report's tests are all public ones (the hidden tests were not there to run)."""
     tests = [t for ex in report.exercises for t in ex.tests]
-    return bool(tests) and all(t.visibility == "visible" for t in tests)
+    return bool(tests) and all(t.visibility == Visibility.VISIBLE for t in tests)
 
 
 def render_markdown(report: Report) -> str:
@@ -198,7 +206,7 @@ def render_markdown(report: Report) -> str:
     lines = [f"## tensor-drills: {_num(report.score)}/{_num(report.max_score)} ({pct:.1f}%)", "",
              "| exercise | score | status | first failure |", "| --- | ---: | --- | --- |"]
     for ex in report.exercises:
-        first = _first_failure(ex) if ex.status == "failing" else None
+        first = _first_failure(ex) if ex.status == State.FAILING else None
         detail = f"`{first.name}`: {_first_line(first.message)[:120]}" if first else ""
         lines.append(f"| `{ex.id}` | {_num(ex.score)}/{_num(ex.max_score)} | {ex.status} | "
                      f"{_md_cell(detail)} |")

@@ -5,16 +5,16 @@ The cluster is Dask's ``distributed`` scheduler: a ``LocalCluster`` of N worker 
 this machine, or a running scheduler (``dask scheduler`` with ``dask worker`` processes on other
 machines, ``dask-jobqueue`` on SLURM or PBS, the Dask Kubernetes operator). Workers need not
 share the client's file system: each submission travels with its own task as a zip (a folder is
-zipped, leaving out the environments and caches ``grader.batch.content_digest`` leaves out), and
-its result comes back as the task's value. The worker's side is ``grader.dask_worker``.
+zipped, leaving out the environments and caches ``grader.workflows.batch.content_digest`` leaves out), and
+its result comes back as the task's value. The worker's side is ``grader.workflows.dask_worker``.
 
-Everything else is ``grader.batch.run_batch``'s: what is already graded, results written as they
+Everything else is ``grader.workflows.batch.run_batch``'s: what is already graded, results written as they
 arrive, the gradebook and feedback. A task whose worker dies is run again on another worker by
 the scheduler; a submission that kills every worker that grades it ends, after the scheduler's
 ``distributed.scheduler.allowed-failures`` retries, as 0 points with the reason.
 
 The option types below are cheap to import (the CLI's parser uses them); the rest imports
-``grader.batch`` and ``distributed`` when a batch connects.
+``grader.workflows.batch`` and ``distributed`` when a batch connects.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from grader import catalog
 
 if TYPE_CHECKING:
-    from grader.batch import Entry
-    from grader.sandbox import Limits
+    from grader.engine.sandbox import Limits
+    from grader.workflows.batch import Entry
 
 CONNECT_TIMEOUT_S = 10.0
 # Tries of a task whose worker died before it is given up (the scheduler's setting; this is the
@@ -112,7 +112,7 @@ def pack(entry: Entry) -> tuple[bytes, bool]:
     """What to ship for ``entry``: a zip's bytes as handed in, or a zip of a folder's regular
     files (environments and caches, and symbolic links, which grading never follows, left out);
     and whether it was a folder."""
-    from grader.batch import _NOT_CONTENT
+    from grader.workflows.batch import _NOT_CONTENT
 
     if entry.path.is_file():
         return entry.path.read_bytes(), False
@@ -148,13 +148,13 @@ class DaskGrading:
     """
 
     def __init__(self, cluster: Cluster, log: Callable[[str], None]) -> None:
-        from grader.batch import BatchError
+        from grader.workflows.batch import BatchError
 
         try:
             import dask
             from distributed import Client, LocalCluster
 
-            from grader.dask_worker import PLUGIN_NAME, GradingPlugin, kit_fingerprint
+            from grader.workflows.dask_worker import PLUGIN_NAME, GradingPlugin, kit_fingerprint
         except ImportError as exc:
             raise BatchError(f"grading on a cluster needs Dask's distributed package ({exc}): "
                              "pip install 'tensor-drills[distributed]'") from None
@@ -209,15 +209,15 @@ class DaskGrading:
     def grade(self, todo: list[Entry], exercise_ids: list[str] | None, limits: Limits,
               hide: list[Path], fork: bool) -> Iterator[list[tuple[Entry, Future]]]:
         """Grade ``todo`` on the cluster, one task per submission; yield each entry with a done
-        future of ``grade_entry``'s value as soon as its task ends (as ``grader.batch``'s local
+        future of ``grade_entry``'s value as soon as its task ends (as ``grader.workflows.batch``'s local
         path yields what finished). An entry that cannot be graded at all (``Entry.problem``) is
         answered here, not shipped. An entry that reached a worker with another kit is logged
         and not yielded: a rerun grades it."""
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        from grader.batch import _error_result, grade_entry
-        from grader.dask_worker import KitMismatch, grade_shipped
+        from grader.workflows.batch import _error_result, grade_entry
+        from grader.workflows.dask_worker import KitMismatch, grade_shipped
 
         exercises = [catalog.get_exercise(i) for i in exercise_ids] if exercise_ids else []
         running: dict = {}  # future -> entry

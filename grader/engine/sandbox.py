@@ -8,7 +8,7 @@ What the child gets:
 - limits on CPU time, address space, file size, disk, processes and output volume, a per-test
   time limit enforced from outside (``_supervise``: a test that outlives its own in-process limit
   is stopped, scores 0, and the remaining tests run in a fresh child), and a wall-clock limit;
-- the jail of ``grader._jail`` at the strongest level the grader's privileges allow (``full`` as
+- the jail of ``grader.engine.jail`` at the strongest level the grader's privileges allow (``full`` as
   root with CAP_SYS_ADMIN: its own namespaces, a file system of the system directories, the
   interpreter and the kit's ``grader`` package only, read-only but for a size-limited tmpfs, and a
   uid of its own). A weaker level is announced on the terminal and in every report
@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import shutil
 import signal
 import site
@@ -40,8 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _jail, catalog
-from grader.scan import Finding, scan_tree
+from grader import PACKAGE_DIR, _records, catalog, defaults
+from grader._records import Event
+from grader.engine import jail
+from grader.engine.scan import Finding, scan_tree
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
                 "sitecustomize.py", "usercustomize.py", "setup.py"}
@@ -52,14 +51,13 @@ MAX_MODULE_BYTES = 1 << 20
 class Limits:
     """Resource limits of one grading child."""
 
-    wall_s: float = 600.0
-    test_s: float = 60.0
-    memory_mb: int = 6144
+    wall_s: float = defaults.WALL_S
+    test_s: float = defaults.TEST_TIMEOUT_S
+    memory_mb: int = defaults.MEMORY_MB
     file_mb: int = 64
     disk_mb: int = 512  # everything the child writes, together (a tmpfs, when root)
     nproc: int = 128  # processes and threads the child may run
     output_bytes: int = 5_000_000
-    network_off: bool = True
 
 
 @dataclass
@@ -89,22 +87,6 @@ def kill_all() -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def _sign(key: bytes, payload: str) -> str:
-    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
-
-
-def verify_record(key: bytes, line: str) -> dict | None:
-    """Parse one signed record line (``{"sig": ..., "body": "<json>"}``); None if it is not ours."""
-    try:
-        outer = json.loads(line)
-        body = outer["body"]
-        if not hmac.compare_digest(_sign(key, body), outer["sig"]):
-            return None
-        return json.loads(body)
-    except (ValueError, KeyError, TypeError):
-        return None
 
 
 @functools.lru_cache(maxsize=1)
@@ -150,7 +132,7 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path, *,
         ignored.append(f"{others} other file(s) that are not exercise modules (ignored)")
     if with_tests:
         stage_tests(exercises, kit)
-    for sub in (*(f"rw/{name}" for name in _jail.RW_DIRS), "root"):
+    for sub in (*(f"rw/{name}" for name in jail.RW_DIRS), "root"):
         (work / sub).mkdir(parents=True)
     return impl, kit, ignored
 
@@ -202,9 +184,9 @@ def _base_env() -> dict[str, str]:
     PYTHONPATH is where this ``grader`` package lives, so the child runs the grader's own copy
     (the jail shows it nothing else of that folder)."""
     env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TZ") if k in os.environ}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
-               TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0", OMP_NUM_THREADS="1",
-               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    env.update(defaults.TF_ENV, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONNOUSERSITE="1",
+               OMP_NUM_THREADS="1",
+               PYTHONPATH=str(PACKAGE_DIR.parent))
     return env
 
 
@@ -239,7 +221,7 @@ def _revealed() -> list[str]:
              sysconfig.get_paths()["stdlib"], *site.getsitepackages(),
              *sys.path[1:],  # not the first: the main script's folder, or the working directory
              os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
-             str(Path(__file__).resolve().parent)}
+             str(PACKAGE_DIR)}
     found = {q for p in paths if p for q in (os.path.abspath(p), os.path.realpath(p))}
     return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 
@@ -251,10 +233,10 @@ def _hidden(hide: list[Path]) -> list[str]:
 
 
 def _policy(limits: Limits, hide: list[Path]) -> dict:
-    """The jail (``grader._jail``) for a child graded under ``limits``, its work directory aside."""
+    """The jail (``grader.engine.jail``) for a child graded under ``limits``, its work directory aside."""
     return {"cpu_s": int(limits.wall_s * 2) + 10, "memory_mb": limits.memory_mb,
             "file_mb": limits.file_mb, "disk_mb": limits.disk_mb, "nproc": limits.nproc,
-            "network_off": limits.network_off, "reveal": _revealed(), "hide": _hidden(hide)}
+            "reveal": _revealed(), "hide": _hidden(hide)}
 
 
 ISOLATION_WARNINGS = {
@@ -269,12 +251,12 @@ ISOLATION_WARNINGS = {
 
 
 def isolation(reveal: list[str] | None = None) -> dict:
-    """The jail level this grader gives (``grader._jail.level``) and, when weaker than
+    """The jail level this grader gives (``grader.engine.jail.level``) and, when weaker than
     ``full``, a warning to show on the terminal and in every report."""
-    level = _jail.level()
+    level = jail.level()
     facts = {"level": level}
     if level != "full":
-        reachable = all(_jail.world_reachable(p) for p in (reveal or _revealed()))
+        reachable = all(jail.world_reachable(p) for p in (reveal or _revealed()))
         uid_note = ("that cannot read the reference solutions or write the kit" if reachable else
                     "only if it could read the interpreter, which it cannot here (it lives "
                     "under a private directory such as /root), so it runs as root without "
@@ -325,13 +307,13 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
     the tests after it run in a fresh child (at most ``MAX_RESTARTS`` times).
     ``fork``: fork the child from a shared fork server that has already imported the frameworks
-    (``grader._forkserver``) instead of starting a fresh interpreter.
+    (``grader.engine.forkserver``) instead of starting a fresh interpreter.
     """
     policy = _policy(limits, list(hide))
     level = isolation(policy["reveal"])
     _announce(level)
     if level["level"] == "container":
-        _jail.restrict_for_container(policy["hide"])
+        jail.restrict_for_container(policy["hide"])
     with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
         work = Path(tmp)
         impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
@@ -350,7 +332,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
                              limits, left, exercises if fork else None)
             runs.append(run)
             left -= run.ran_s
-            done += [r["nodeid"] for r in run.records if r.get("event") == "result"]
+            done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
             if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
                 break
         run = _merge(runs)
@@ -361,13 +343,11 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
 def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, limits: Limits,
                wall_s: float, fork_for: list[catalog.Exercise] | None) -> ChildRun:
     """One grading child: started fresh, or forked from the fork server for ``fork_for``."""
-    key = secrets.token_bytes(32)
+    key = _records.new_key()
     report_r, report_w = os.pipe()
-    key_r, key_w = os.pipe()
-    os.write(key_w, key.hex().encode())
-    os.close(key_w)
+    key_r = _records.key_pipe(key)
     if fork_for is not None:
-        from grader import _forkserver
+        from grader.engine import forkserver
 
         # The server accepts work directories in the temporary directory the grader stages in,
         # and reads the same kit as its children. It collects the tests of every exercise its
@@ -377,12 +357,12 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
         served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
         server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        server = _forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
+        server = forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
 
         def start():
             return server.spawn(args, env, work, report_w, key_r)
     else:
-        cmd = [sys.executable, "-m", "grader._jail", json.dumps({**policy, "workdir": str(work)}),
+        cmd = [sys.executable, "-m", "grader.engine.jail", json.dumps({**policy, "workdir": str(work)}),
                "--", sys.executable, "-m", "pytest",
                *(a.format(report_fd=report_w, key_fd=key_r) for a in args)]
 
@@ -391,9 +371,9 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
                 cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=env, cwd=work / "rw" / "cwd", pass_fds=(report_w, key_r), start_new_session=True)
     run = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
-    facts = next((r for r in run.records if r.get("event") == "sandbox"), {})
+    facts = _records.first(run.records, Event.SANDBOX)
     if isinstance(facts.get("uid"), int):
-        _jail.release(facts["uid"])
+        jail.release(facts["uid"])
     return run
 
 
@@ -401,12 +381,13 @@ def _merge(runs: list[ChildRun]) -> ChildRun:
     """One run out of a child and the fresh ones started after tests it overran: every record
     once (collection and sandbox facts from the first), the last child's ending."""
     first, last = runs[0], runs[-1]
-    records = [r for r in first.records if r.get("event") in ("collected", "sandbox")]
+    once = (Event.COLLECTED, Event.SANDBOX)
+    merged = [r for r in first.records if r.get("event") in once]
     for run in runs:
-        records += [r for r in run.records if r.get("event") not in ("collected", "sandbox", "finished")]
-    records += [r for r in last.records if r.get("event") == "finished"]
+        merged += [r for r in run.records if r.get("event") not in (*once, Event.FINISHED)]
+    merged += _records.of(last.records, Event.FINISHED)
     output = "\n[a fresh child after a test overran]\n".join(r.output for r in runs)
-    return ChildRun(records, last.exit_code, output, last.killed_for,
+    return ChildRun(merged, last.exit_code, output, last.killed_for,
                     forged=sum(r.forged for r in runs), ran_s=sum(r.ran_s for r in runs))
 
 
@@ -458,18 +439,18 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
                 if size > 50_000_000:
                     kill("report")
                     break
-                record = verify_record(key, line.decode("utf-8", "replace"))
+                record = _records.verify(key, line.decode("utf-8", "replace"))
                 if record is None:
                     forged += 1
                     continue
                 records.append(record)
                 event = record.get("event")
                 running["since"] = time.monotonic()
-                if event == "started":
+                if event == Event.STARTED:
                     running["nodeid"], running["watch"] = record.get("nodeid"), True
-                elif event == "result" and record.get("nodeid") == running["nodeid"]:
+                elif event == Event.RESULT and record.get("nodeid") == running["nodeid"]:
                     running["nodeid"] = None
-                elif event == "finished":
+                elif event == Event.FINISHED:
                     running["watch"] = False
 
     readers = [threading.Thread(target=f, daemon=True) for f in (read_output, read_records)]
@@ -505,9 +486,9 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
     if killed_for:
         code = None
     if overran:
-        exercise = next((r.get("exercise") for r in records
-                         if r.get("event") == "collected" and r.get("nodeid") == overran), None)
-        records.append({"event": "result", "nodeid": overran, "exercise": exercise,
+        exercise = next((r.get("exercise") for r in _records.of(records, Event.COLLECTED)
+                         if r.get("nodeid") == overran), None)
+        records.append({"event": Event.RESULT, "nodeid": overran, "exercise": exercise,
                         "status": "failed", "not_started": False, "duration": per_test,
                         "message": f"Timeout: the test ran longer than {limits.test_s:g} s and "
                                    f"was stopped by the grader after {per_test:g} s (it outlived "

@@ -1,6 +1,6 @@
 """A fork server for grading children: pay the frameworks' imports once per batch, not per child.
 
-``python -m grader._forkserver FD POLICY SESSION MODULE ...`` imports the named modules (pytest,
+``python -m grader.engine.forkserver FD POLICY SESSION MODULE ...`` imports the named modules (pytest,
 hypothesis, torch and/or tensorflow) and collects the tests of the pytest command line SESSION (a
 JSON list; its test modules stay imported, so a child's collection finds them loaded), runs no
 tensor op (a process that ran multithreaded torch or TF ops cannot fork safely), prints ``ready``
@@ -9,10 +9,10 @@ file, so no grading child (nor anyone else) can reach the server, and the server
 its peer is the grader's user. Each request carries
 a pytest command line, an environment, the child's staged work directory and four descriptors
 (output, report pipe, key pipe, and the socket the server answers on). The jail is the
-server's: ``POLICY`` (``grader._jail``), fixed when the server starts, with only the work
+server's: ``POLICY`` (``grader.engine.jail``), fixed when the server starts, with only the work
 directory taken from the request, and only one the grader staged (``valid_workdir``). The
 server forks one child per request; the child starts a new session, takes the descriptors,
-replaces its environment, enters the jail (``grader._jail.apply``) and runs ``pytest.main``.
+replaces its environment, enters the jail (``grader.engine.jail.apply``) and runs ``pytest.main``.
 The server answers with the child's pid, then with its exit status when it ends. It exits when
 its stdin (a pipe from the grader) or its request socket closes.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 
 MAX_REQUEST = 1 << 20
 FD_NAMES = ("output", "report", "key", "reply")
-WORKDIR_PREFIX = "drills-"  # what ``grader.sandbox`` names the directories it stages
+WORKDIR_PREFIX = "drills-"  # what ``grader.engine.sandbox`` names the directories it stages
 
 
 # ----------------------------------------------------------------------------- server side
@@ -64,9 +64,9 @@ def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
     code = 70
     try:
         os.setsid()
-        from grader import _jail
+        from grader.engine import jail
 
-        _jail.die_with_parent()  # a child never outlives its server
+        jail.die_with_parent()  # a child never outlives its server
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         output, report, key = fds[:3]
@@ -82,7 +82,7 @@ def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
         tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
         workdir = request["workdir"]
         os.chdir(os.path.join(workdir, "rw", "cwd"))
-        _jail.apply({**policy, "workdir": workdir})
+        jail.apply({**policy, "workdir": workdir})
         sys.path[0] = os.getcwd()  # what `python -m pytest` run there would have
         import pytest
 
@@ -216,7 +216,7 @@ class ForkServer:
         self._requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "grader._forkserver", str(theirs.fileno()),
+                [sys.executable, "-m", "grader.engine.forkserver", str(theirs.fileno()),
                  json.dumps(policy), json.dumps(list(session)), *modules],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/",
                 pass_fds=(theirs.fileno(),))

@@ -1,6 +1,6 @@
 """Grade a whole class: every subdirectory or zip of a folder is one submission.
 
-Each entry is a folder or a zip, wrapped however it was zipped (see ``grader.intake``); without
+Each entry is a folder or a zip, wrapped however it was zipped (see ``grader.engine.intake``); without
 exercise ids, a take-home's entries are graded on the exercises of their manifest.
 Results are written as each submission finishes (``<out>/results/<name>.json``, atomically), so
 an interrupted batch loses nothing and a rerun skips what is done unless ``force`` (or unless the
@@ -26,20 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from grader import __version__, _console, _forkserver, catalog, formats, html_report, similarity
-from grader.sandbox import Limits, kill_all
-from grader.scoring import Report, SubmissionError, score_path, select_exercises
+from grader import __version__, catalog
+from grader.engine import forkserver, similarity
+from grader.engine.sandbox import Limits, kill_all
+from grader.engine.scoring import Report, SubmissionError, score_path
+from grader.errors import BatchError
+from grader.reports import console as _console
+from grader.reports import formats, html_report
 
 if TYPE_CHECKING:
-    from grader import dask_batch
+    from grader.workflows import dask_batch
 
 # Never part of what a submission is: environments and caches a candidate may have zipped along.
 _NOT_CONTENT = {"__pycache__", ".git", ".venv", "venv", "site-packages", "node_modules", ".hypothesis",
                 ".pytest_cache", ".ipynb_checkpoints"}
-
-
-class BatchError(ValueError):
-    """The batch cannot start (the submissions folder is missing or not a folder)."""
 
 
 @dataclass
@@ -134,16 +134,15 @@ def _error_result(entry: Entry, message: str, exercises: list[catalog.Exercise])
 def grade_entry(entry: Entry, exercise_ids: list[str] | None, limits: Limits,
                 hide: list[Path], fork: bool = False) -> tuple[dict, str]:
     """Grade one entry; returns (JSON-able result, markdown feedback). Never raises for bad input."""
-    exercises = select_exercises(exercise_ids) if exercise_ids else []
-    if entry.problem:
-        result = _error_result(entry, entry.problem, exercises)
-        return result, f"## {entry.name}\n\nNot graded: {entry.problem}\n"
-    try:
-        report = score_path(entry.path, exercise_ids, limits=limits, hide=hide, fork=fork)
-    except (SubmissionError, catalog.CatalogError) as exc:
-        result = _error_result(entry, str(exc), exercises)
-        return result, f"## {entry.name}\n\nNot graded: {exc}\n"
-    return report.to_dict(), formats.render_markdown(report)
+    problem = entry.problem
+    if not problem:
+        try:
+            report = score_path(entry.path, exercise_ids, limits=limits, hide=hide, fork=fork)
+            return report.to_dict(), formats.render_markdown(report)
+        except (SubmissionError, catalog.CatalogError) as exc:
+            problem = str(exc)
+    exercises = catalog.select(exercise_ids) if exercise_ids else []
+    return _error_result(entry, problem, exercises), f"## {entry.name}\n\nNot graded: {problem}\n"
 
 
 def flag_odd_selections(results: dict[str, dict]) -> list[str]:
@@ -295,8 +294,8 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     """Grade every submission in ``folder`` into ``out``; return the gradebook's path.
 
     ``fork``: fork each grading child from a fork server that imported the frameworks once
-    (``grader._forkserver``), instead of starting a fresh interpreter per submission.
-    ``cluster``: grade on this Dask cluster (``grader.dask_batch``), one task per submission,
+    (``grader.engine.forkserver``), instead of starting a fresh interpreter per submission.
+    ``cluster``: grade on this Dask cluster (``grader.workflows.dask_batch``), one task per submission,
     instead of in ``jobs`` threads here.
 
     A stored result is reused only when it was graded from the same files (``content_digest``)
@@ -313,7 +312,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     except ValueError as exc:
         raise BatchError(str(exc)) from None
     entries = discover(Path(folder))
-    exercises = select_exercises(exercise_ids) if exercise_ids else None
+    exercises = catalog.select(exercise_ids) if exercise_ids else None
     limits = limits or Limits()
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -347,8 +346,8 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     dask_grading = None
     if cluster is None:
         grading = _grade_locally(todo, exercise_ids, limits, hide, fork, jobs)
-    else:  # grader.dask_batch: connects, or fails clearly, before anything is graded
-        from grader.dask_batch import DaskGrading
+    else:  # grader.workflows.dask_batch: connects, or fails clearly, before anything is graded
+        from grader.workflows.dask_batch import DaskGrading
 
         dask_grading = DaskGrading(cluster, log)
         grading = dask_grading.grade(todo, exercise_ids, limits, hide, fork)
@@ -375,7 +374,7 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         grading.close()
         if dask_grading is not None:
             dask_grading.close()
-        _forkserver.close_all()
+        forkserver.close_all()
     if exercise_ids is None:
         stored = {e.name: json.loads((out / "results" / f"{e.name}.json").read_text(encoding="utf-8"))
                   for e in entries if (out / "results" / f"{e.name}.json").is_file()}

@@ -29,14 +29,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import catalog, progress
+from grader import PACKAGE_DIR, catalog, progress
+from grader.errors import StubError
 
-PACKAGED_STUBS = Path(__file__).resolve().parent / "_stubs"
+PACKAGED_STUBS = PACKAGE_DIR / "_stubs"
 GIT_HISTORY_DEPTH = 50
-
-
-class StubError(ValueError):
-    """No pristine stub can be found, or the target folder is unusable."""
 
 
 def _given_functions(tree: ast.Module) -> set[str]:
@@ -333,16 +330,6 @@ def _cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guarded(func):
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except StubError as exc:
-            print(f"grader: error: {exc}", file=sys.stderr)
-            return 2
-    return run
-
-
 def register(sub) -> None:
     """Add the ``hint``, ``reset``, ``attempts`` and ``restore`` subcommands to the CLI's subparsers."""
     hint = sub.add_parser(
@@ -353,7 +340,7 @@ def register(sub) -> None:
     hint.add_argument("id", metavar="ID", help="exercise id, e.g. pytorch.tensors.broadcasting")
     hint.add_argument("--from", dest="from_dir", metavar="DIR",
                       help="folder of untouched stubs to read the hints from (see `grader reset -h`)")
-    hint.set_defaults(func=_guarded(_cmd_hint))
+    hint.set_defaults(func=_cmd_hint)
 
     rst = sub.add_parser(
         "reset", help="restore one exercise to its untouched stub (your version is kept)",
@@ -374,14 +361,14 @@ def register(sub) -> None:
     rst.add_argument("--from", dest="from_dir", metavar="DIR",
                      help="folder laid out like exercises/ holding the untouched stubs")
     rst.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    rst.set_defaults(func=_guarded(_cmd_reset))
+    rst.set_defaults(func=_cmd_reset)
 
     att = sub.add_parser(
         "attempts", help="list the versions of your code that reset and restore kept",
         description="List the kept attempts (number, when it was kept, size, file), of one exercise "
                     "or of all.")
     att.add_argument("id", nargs="?", metavar="ID", help="exercise id (default: every exercise)")
-    att.set_defaults(func=_guarded(_cmd_attempts))
+    att.set_defaults(func=_cmd_attempts)
 
     rsr = sub.add_parser(
         "restore", help="bring back a kept attempt of one exercise",
@@ -394,4 +381,4 @@ def register(sub) -> None:
     rsr.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
                      help="folder laid out like exercises/ (default: the kit's exercises/)")
     rsr.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    rsr.set_defaults(func=_guarded(_cmd_restore))
+    rsr.set_defaults(func=_cmd_restore)

@@ -2,7 +2,7 @@
 
 For each exercise: the reference scores full marks, the untouched stub scores 0 and reads as
 "not started", and every wrong solution under ``solutions/<path>/wrong/<name>/`` fails at least one
-hidden test: one of the tests of the contract clause it is said to break (``grader.contract``), where
+hidden test: one of the tests of the contract clause it is said to break (``grader.workflows.contract``), where
 the contract table names one. A constant-output submission the table names earns no more than the
 table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
@@ -17,9 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import _forkserver, catalog, contract
-from grader.sandbox import Limits
-from grader.scoring import ExerciseResult, Report, score_submission
+from grader import catalog
+from grader.engine import forkserver
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import ExerciseResult, Report, score_submission
+from grader.outcomes import State, TestStatus, Visibility
+from grader.workflows import contract
+
+# A test with one of these did not fail: it passed, or it cannot run on this machine.
+_COUNTED_PASS = (TestStatus.PASSED, TestStatus.NOT_RUN)
 
 
 @dataclass
@@ -35,24 +41,24 @@ class Verdict:
         """Every way this exercise breaks the rules, in words; empty when it is sound."""
         found = []
         ref = self.reference
-        if not [t for t in ref.tests if t.visibility == "hidden" and t.status != "not_run"]:
+        if not [t for t in ref.tests if t.visibility == Visibility.HIDDEN and t.status != TestStatus.NOT_RUN]:
             found.append("no hidden test ran against the reference")
         if not ref.score == ref.max_score > 0:
             found.extend(f"reference fails {t.name}: {t.status}: {t.message[:300]}"
-                         for t in ref.tests if t.status not in ("passed", "not_run"))
-        passed = [t.name for t in self.stub.tests if t.status == "passed"]
+                         for t in ref.tests if t.status not in _COUNTED_PASS)
+        passed = [t.name for t in self.stub.tests if t.status == TestStatus.PASSED]
         if passed or self.stub.score:
             found.append(f"the untouched stub passes {passed}")
-        elif self.stub.status != "not started":
+        elif self.stub.status != State.NOT_STARTED:
             found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
         if len(self.wrong) < 2:
             found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
         table = contract.load(catalog.get_exercise(self.id))
         for mistake, result in self.wrong.items():
-            if not [t for t in result.tests if t.visibility == "hidden"
-                    and t.status not in ("passed", "not_run")]:
+            if not [t for t in result.tests if t.visibility == Visibility.HIDDEN
+                    and t.status not in _COUNTED_PASS]:
                 found.append(f"wrong solution {mistake!r} passes every hidden test")
-            failed = {t.name.split("::", 1)[-1] for t in result.tests if t.status not in ("passed", "not_run")}
+            failed = {t.name.split("::", 1)[-1] for t in result.tests if t.status not in _COUNTED_PASS}
             for clause in table.clauses_breaking(mistake):
                 if not any(_names(test, name) for test in clause.tests for name in failed):
                     found.append(f"wrong solution {mistake!r} breaks {clause.quote[:60]!r} but passes "
@@ -82,7 +88,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
     Returns one verdict per exercise and every grading report (whose ``problems`` say whether a
     run itself went wrong). ``on_run(name, report)`` is called as each run finishes.
     """
-    exercises = [catalog.get_exercise(i) for i in ids] if ids else list(catalog.load_catalog().values())
+    exercises = catalog.select(ids)
     limits = limits or Limits(wall_s=1800.0)
     with tempfile.TemporaryDirectory(prefix="drills-verify-") as tmp:
         jobs_by_name: dict[str, tuple[Path, list[str]]] = {
@@ -111,7 +117,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
             with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
         finally:
-            _forkserver.close_all()
+            forkserver.close_all()
     references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
     verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):

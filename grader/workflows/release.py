@@ -12,27 +12,19 @@ removed again if it fails.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import re
 import shutil
-import sys
 import tomllib
 from pathlib import Path
 
-from grader import __version__, catalog, stubs
+from grader import PACKAGE_DIR, __version__, catalog
 from grader._options import MINUTES
-from grader.intake import MANIFEST_NAME
+from grader.engine.intake import MANIFEST_NAME
+from grader.errors import ReleaseError
+from grader.workflows import stubs
 
-GRADER_PACKAGE = Path(__file__).resolve().parent
-
-
-class ReleaseError(ValueError):
-    """The selection is empty or does not fit, the output folder is in use, or a leak was found."""
-
-
-def _matches_topic(ex: catalog.Exercise, topics: list[str]) -> bool:
-    return ex.topic in topics or f"{ex.framework}.{ex.topic}" in topics
+GRADER_PACKAGE = PACKAGE_DIR
 
 
 def _shippable(ex: catalog.Exercise) -> bool:
@@ -57,7 +49,7 @@ def choose(exercise_ids: list[str] | None = None, patterns: list[str] | None = N
     """
     order = {ex_id: i for i, ex_id in enumerate(catalog.load_catalog())}
     if exercise_ids:
-        chosen = sorted({catalog.get_exercise(i) for i in exercise_ids}, key=lambda ex: order[ex.id])
+        chosen = sorted(catalog.select(exercise_ids), key=lambda ex: order[ex.id])
         unready = [ex.id for ex in chosen if not _shippable(ex)]
         if unready:
             raise ReleaseError(f"no stub or no public tests in the kit for {', '.join(unready)}")
@@ -65,16 +57,15 @@ def choose(exercise_ids: list[str] | None = None, patterns: list[str] | None = N
         if minutes is not None and total > minutes:
             raise ReleaseError(f"the chosen exercises take {total} min, more than --minutes {minutes}")
         return chosen
-    candidates = [ex for ex in catalog.load_catalog().values() if _shippable(ex)
-                  and (not patterns or any(fnmatch.fnmatchcase(ex.id, p) for p in patterns))
-                  and (not topics or _matches_topic(ex, topics))]
+    candidates = [ex for ex in catalog.select(topics=topics, patterns=patterns) if _shippable(ex)]
     if not candidates:
         raise ReleaseError("no exercise matches the selection (see `grader list`)")
     if minutes is None:
         return candidates
     queues: dict[str, list[catalog.Exercise]] = {}
     for ex in candidates:
-        key = next((t for t in topics if _matches_topic(ex, [t])), ex.topic) if topics else f"{ex.framework}.{ex.topic}"
+        key = (next((t for t in topics if catalog.in_topics(ex, [t])), ex.topic) if topics
+               else f"{ex.framework}.{ex.topic}")
         queues.setdefault(key, []).append(ex)
     turns = [t for t in topics if t in queues] if topics else list(queues)
     chosen, left, added = [], minutes, True
@@ -90,7 +81,7 @@ def choose(exercise_ids: list[str] | None = None, patterns: list[str] | None = N
     if not chosen:
         raise ReleaseError(f"no selected exercise fits in {minutes} min")
     for topic in topics or []:
-        if not any(_matches_topic(ex, [topic]) for ex in chosen):
+        if not any(catalog.in_topics(ex, [topic]) for ex in chosen):
             raise ReleaseError(f"topic {topic!r} cannot be covered in {minutes} min "
                                "(raise --minutes or drop the topic)")
     return sorted(chosen, key=lambda ex: order[ex.id])
@@ -384,12 +375,8 @@ def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | Non
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    try:
-        exercises = choose(args.exercise, args.select, args.topic, args.minutes)
-        out = write_bundle(Path(args.out_dir), exercises, args.minutes)
-    except ReleaseError as exc:
-        print(f"grader: error: {exc}", file=sys.stderr)
-        return 2
+    exercises = choose(args.exercise, args.select, args.topic, args.minutes)
+    out = write_bundle(Path(args.out_dir), exercises, args.minutes)
     for ex in exercises:
         print(f"  {ex.id:<44} {ex.difficulty:<6} {ex.minutes:>3} min")
     print(f"wrote a take-home of {len(exercises)} exercise(s), "

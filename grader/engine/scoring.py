@@ -1,6 +1,6 @@
 """Score a submission: run its exercises' public and hidden tests in a sandboxed child.
 
-The child (see ``grader.sandbox``) is ``python -m pytest`` with the kit's own configuration, a
+The child (see ``grader.engine.sandbox``) is ``python -m pytest`` with the kit's own configuration, a
 staged copy of the submission's exercise modules as ``--impl-root`` and grading mode on. It
 streams signed JSON records (collected tests, results) over a pipe the grader owns. The score
 counts only tests the child reported as passed: a test that was collected but never reported (a
@@ -14,12 +14,15 @@ import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from grader import _redact, catalog
-from grader.intake import SubmissionError, open_submission
-from grader.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
+from grader import _records, catalog
+from grader._records import Event
+from grader.engine import redact
+from grader.engine.intake import SubmissionError, open_submission
+from grader.engine.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
+from grader.engine.similarity import flag_near_copies
+from grader.outcomes import NOT_STARTED_PREFIX, State, TestStatus, classify
 
-__all__ = ["Report", "SubmissionError", "candidate_name", "score_path", "score_submission",
-           "select_exercises"]
+__all__ = ["Report", "SubmissionError", "candidate_name", "score_path", "score_submission"]
 
 # The submitted module is kept in the report (for the hiring report and the batch's comparison of
 # submissions with each other) up to this many characters.
@@ -30,10 +33,10 @@ MAX_CODE_CHARS = 100_000
 class TestResult:
     __test__ = False  # not a pytest test class, despite the name
     name: str
-    status: str  # passed | failed | error | skipped | missing | not_run
+    status: str  # a TestStatus
     score: float
     max_score: float
-    visibility: str  # visible (public test) | hidden
+    visibility: str  # a Visibility
     message: str = ""
 
 
@@ -45,21 +48,19 @@ class ExerciseResult:
     tests: list[TestResult] = field(default_factory=list)
     # The module as it was graded (None: none was submitted), at most MAX_CODE_CHARS characters.
     code: str | None = None
-    # Its similarity to the reference solution (``grader.similarity.Similarity.to_dict``).
+    # Its similarity to the reference solution (``grader.engine.similarity.Similarity.to_dict``).
     similarity: dict | None = None
 
     @property
-    def status(self) -> str:
+    def status(self) -> State:
         """done, failing, not started (stub untouched) or not run (no test could run here)."""
-        counted = [t for t in self.tests if t.status != "not_run"]
+        counted = [t for t in self.tests if t.status != TestStatus.NOT_RUN]
         if not counted:
-            return "not run"
-        if all(t.status == "passed" for t in counted):
-            return "done"
-        if all(t.status != "passed" for t in counted) and all(
-                t.message.startswith("not started") for t in counted):
-            return "not started"
-        return "failing"
+            return State.NOT_RUN
+        passed = sum(t.status == TestStatus.PASSED for t in counted)
+        not_started = sum(t.status != TestStatus.PASSED and t.message.startswith(NOT_STARTED_PREFIX)
+                          for t in counted)
+        return classify(passed, len(counted) - passed, not_started) or State.DONE
 
 
 @dataclass
@@ -122,18 +123,6 @@ def submitted_code(path: Path) -> str | None:
     return text
 
 
-def select_exercises(ids: list[str] | None) -> list[catalog.Exercise]:
-    """The exercises to grade: ``ids`` in catalog order (all when empty).
-
-    Raises:
-        catalog.CatalogError: an id is not in the catalog.
-    """
-    if not ids:
-        return list(catalog.load_catalog().values())
-    wanted = [catalog.get_exercise(i) for i in ids]
-    return list(dict.fromkeys(wanted))
-
-
 _KILLED = {
     "time": "the test run was stopped at the wall-clock limit of {wall:g} s",
     "output": "the test run was stopped for flooding its output (over {out} bytes)",
@@ -147,10 +136,9 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
     by_id = {ex.id: ExerciseResult(ex.id) for ex in exercises}
     records = run.records
     results: dict[str, dict] = {}
-    for r in records:
-        if r.get("event") == "result":
-            results.setdefault(r["nodeid"], r)  # first report wins; pytest reports each test once
-    finished = any(r.get("event") == "finished" for r in records)
+    for r in _records.of(records, Event.RESULT):
+        results.setdefault(r["nodeid"], r)  # first report wins; pytest reports each test once
+    finished = bool(_records.of(records, Event.FINISHED))
     problems: list[str] = []
     if run.killed_for:
         problems.append(_KILLED[run.killed_for].format(wall=limits.wall_s, out=limits.output_bytes))
@@ -159,11 +147,11 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
                         "all results")
     if run.forged:
         problems.append(f"{run.forged} forged record(s) on the report channel were rejected")
-    if not any(r.get("event") == "collected" for r in records):
+    if not _records.of(records, Event.COLLECTED):
         problems.append("no tests were collected: the kit's test files could not be loaded")
     missing_reason = problems[0] if problems else "the test never reported a result"
     hidden = [ex.hidden_tests for ex in exercises]
-    for rec in (r for r in records if r.get("event") == "collected"):
+    for rec in _records.of(records, Event.COLLECTED):
         ex = by_id.get(rec["exercise"])
         if ex is None:
             continue
@@ -171,18 +159,18 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         name = rec["nodeid"].rsplit("/", 1)[-1]
         res = results.get(rec["nodeid"])
         if rec.get("unavailable"):
-            test = TestResult(name, "not_run", 0.0, 0.0, rec["visibility"], rec["unavailable"])
+            test = TestResult(name, TestStatus.NOT_RUN, 0.0, 0.0, rec["visibility"], rec["unavailable"])
         elif res is None:
-            test = TestResult(name, "missing", 0.0, points, rec["visibility"], missing_reason)
+            test = TestResult(name, TestStatus.MISSING, 0.0, points, rec["visibility"], missing_reason)
         else:
             status = res["status"]
-            score = points if status == "passed" else 0.0
-            message = _redact.redact(res["message"] or ("skipped" if status == "skipped" else ""), hidden)
+            score = points if status == TestStatus.PASSED else 0.0
+            message = redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""), hidden)
             test = TestResult(name, status, score, points, rec["visibility"], message)
         ex.tests.append(test)
         ex.score += test.score
         ex.max_score += test.max_score
-    for rec in (r for r in records if r.get("event") == "tamper"):
+    for rec in _records.of(records, Event.TAMPER):
         ex = by_id.get(rec["exercise"])
         if ex is not None:
             ex.score = 0.0
@@ -199,7 +187,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
     ``fork``: fork the grading child from a fork server that has preloaded the frameworks (fast
-    when grading many submissions; see ``grader._forkserver``).
+    when grading many submissions; see ``grader.engine.forkserver``).
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -208,24 +196,29 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     submission = Path(submission)
     if not submission.is_dir():
         raise SubmissionError(f"submission must be a directory laid out like exercises/: {submission}")
-    exercises = select_exercises(exercise_ids)
-    limits = limits or Limits()
+    return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork)
+
+
+def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, hide: list[Path],
+           fork: bool) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
-    run = run_tests(submission.resolve(), exercises, limits, hide=list(hide), fork=fork)
+    run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork)
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]
-    if problems and not any(t.status == "passed" for ex in results for t in ex.tests):
+    if problems and not any(t.status == TestStatus.PASSED for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n"
-                        + _redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
-    sandbox = next((r for r in run.records if r.get("event") == "sandbox"), {})
+                        + redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
+    sandbox = _records.first(run.records, Event.SANDBOX)
     sandbox = {**run.isolation, **{k: v for k, v in sandbox.items() if k != "event"}}
     flags = [str(f) for f in run.findings]
-    test_time = sum(r.get("duration", 0.0) for r in run.records if r.get("event") == "result")
-    return Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
-                  results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
-                  flags, round(test_time, 3), candidate_name(submission))
+    test_time = sum(r.get("duration", 0.0) for r in _records.of(run.records, Event.RESULT))
+    report = Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
+                    results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
+                    flags, round(test_time, 3), candidate_name(submission))
+    flag_near_copies(report)
+    return report
 
 
 def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limits: Limits | None = None,
@@ -233,21 +226,19 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
     """Grade what was handed in at ``path``: a folder or a ``.zip``, wrapped in any folders.
 
     The exercises graded are ``exercise_ids``, else those of the take-home manifest the
-    submission carries (``grader.intake``), else the whole catalog. Problems of the intake (no
+    submission carries (``grader.engine.intake``), else the whole catalog. Problems of the intake (no
     exercise module found, zip entries left out) head the report's problems; near copies of the
-    reference solutions are flagged. ``report.submission`` is ``path`` as given,
+    reference solutions are flagged (``score_submission``). ``report.submission`` is ``path`` as given,
     ``report.candidate`` is ``candidate_name`` of it.
 
     Raises:
         SubmissionError: ``path`` is missing, neither a folder nor a zip, or an unusable zip.
         catalog.CatalogError: an exercise id (given or in the manifest) is unknown.
     """
-    from grader.similarity import flag_near_copies
-
-    wanted = select_exercises(exercise_ids) if exercise_ids else None
+    wanted = catalog.select(exercise_ids) if exercise_ids else None
     with open_submission(Path(path), wanted) as opened:
-        ids = exercise_ids
-        if not ids and opened.manifest is not None:
+        exercises = wanted
+        if exercises is None and opened.manifest is not None:
             ids = opened.manifest["exercises"]
             unknown = [i for i in ids if i not in catalog.load_catalog()]
             if unknown:
@@ -255,8 +246,8 @@ def score_path(path: Path | str, exercise_ids: list[str] | None = None, *, limit
                     f"the submission's take-home manifest lists {', '.join(unknown)}, which this "
                     f"kit does not have (the bundle came from kit version "
                     f"{opened.manifest.get('kit_version', 'unknown')}); grade with --exercise ID")
-        report = score_submission(opened.root, ids, limits=limits, hide=hide, fork=fork)
-    flag_near_copies(report)
+            exercises = catalog.select(ids)
+        report = _score(opened.root, exercises or catalog.select(), limits or Limits(), list(hide), fork)
     report.problems[:0] = opened.problems
     report.submission = str(path)
     report.candidate = candidate_name(path, opened.manifest)

@@ -7,13 +7,12 @@ import os
 import sys
 from pathlib import Path
 
-from grader import __version__, _console, catalog, similarity
-from grader._options import JOBS, MEMORY_MB, MIN_MEMORY_MB, MINUTES, PERCENT, POSITIVE_SECONDS, number
-from grader.dask_batch import cluster_option, scheduler_file_option
-
-
-class UsageError(ValueError):
-    """An option or argument is unusable; reported before any work starts."""
+from grader import __version__, catalog
+from grader._options import JOBS, MINUTES, PERCENT, add_limit_options, number
+from grader.engine import similarity
+from grader.errors import GraderError, UsageError
+from grader.reports import console as _console
+from grader.workflows.dask_batch import cluster_option, scheduler_file_option
 
 
 def check_output_file(path: str | None) -> None:
@@ -30,14 +29,15 @@ def check_output_file(path: str | None) -> None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from grader import formats, scoring
-    from grader.sandbox import Limits
+    from grader.engine import scoring
+    from grader.engine.sandbox import Limits
+    from grader.reports import formats
 
     check_output_file(args.output)
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
     submission = args.submission or str(catalog.KIT_ROOT / "exercises")
     if submission.endswith(".ipynb"):
-        from grader.notebooks import score_notebook
+        from grader.workflows.notebooks import score_notebook
 
         report = score_notebook(Path(submission), args.exercise, limits=limits,
                                 warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
@@ -74,8 +74,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from grader.batch import run_batch
-    from grader.sandbox import Limits
+    from grader.engine.sandbox import Limits
+    from grader.workflows.batch import run_batch
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
@@ -93,13 +93,11 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 # --- learner: `grader list` shows each exercise's remembered state (grader.progress); runs nothing. ---
 def _cmd_list(args: argparse.Namespace) -> int:
-    from grader import progress, status
+    from grader import progress
+    from grader.workflows import status
 
-    rows = [ex for ex in catalog.load_catalog().values()
-            if (not args.framework or ex.framework == args.framework)
-            and (not args.topic or ex.topic == args.topic)
-            and (not args.difficulty or ex.difficulty == args.difficulty)
-            and (args.max_minutes is None or ex.minutes <= args.max_minutes)]
+    rows = catalog.select(framework=args.framework, topics=[args.topic] if args.topic else None,
+                          difficulty=args.difficulty, max_minutes=args.max_minutes)
     store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
     states = {ex.id: status.remembered_status(ex, root, store) for ex in rows}
     marks = {i: s.state if s else "not checked" for i, s in states.items()}
@@ -128,8 +126,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
 # --- end learner ---
 
 
+def _cmd_new(args: argparse.Namespace) -> int:
+    from grader.workflows.scaffold import scaffold
+
+    for path in scaffold(args.id, args.title, args.difficulty, args.minutes, args.topic):
+        print(path.relative_to(catalog.KIT_ROOT))
+    print(f"wrote {args.id} and its catalog entry: fill in the TODOs (docs/writing-an-exercise.md), "
+          f"then `grader verify {args.id}`", file=sys.stderr)
+    return 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from grader.verify import verify
+    from grader.workflows.verify import verify
 
     def progress(name: str, report) -> None:
         print(f"  graded {name} ({report.duration_s:.0f} s)", file=sys.stderr)
@@ -150,16 +158,6 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     print(f"{len(verdicts) - unsound}/{len(verdicts)} exercises sound")
     bad = unsound or run_problems
     return 1 if bad else 0
-
-
-def _add_limit_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=600.0, metavar="S",
-                        help="wall-clock limit per submission in seconds, above 0 (default: 600)")
-    parser.add_argument("--test-timeout", type=POSITIVE_SECONDS, default=60.0, metavar="S",
-                        help="limit per test in seconds, above 0 (default: 60)")
-    parser.add_argument("--memory-mb", type=MEMORY_MB, default=6144, metavar="MB",
-                        help=f"address-space limit of a grading child in MiB, at least {MIN_MEMORY_MB} "
-                             "(default: 6144)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -195,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     score.add_argument("--fail-under", type=PERCENT, metavar="PCT",
                        help="exit with status 1 when the score is under PCT percent (for CI)")
-    _add_limit_options(score)
+    add_limit_options(score, wall="each submission", memory=True)
     score.set_defaults(func=_cmd_score)
 
     batch = sub.add_parser(
@@ -234,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler-file", dest="cluster", type=scheduler_file_option, metavar="FILE",
                        help="grade on the Dask cluster whose scheduler wrote FILE "
                             "(dask scheduler --scheduler-file FILE)")
-    _add_limit_options(batch)
+    add_limit_options(batch, wall="each submission", memory=True)
     batch.set_defaults(func=_cmd_batch)
 
     ver = sub.add_parser(
@@ -246,6 +244,19 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--jobs", "-j", type=JOBS, default=2, metavar="N",
                      help="grading runs at once (default: 2)")
     ver.set_defaults(func=_cmd_verify)
+
+    new = sub.add_parser(
+        "new", help="maintainers: start a new exercise (its files and catalog entry)",
+        description="Write the files of a new exercise as the kit's rules want them "
+                    "(docs/writing-an-exercise.md): the stub, its public test, the reference, the "
+                    "hidden test, the contract table, the wrong-solution folder, and its catalog "
+                    "entry. Each holds TODOs; `grader verify ID` passes once they are done.")
+    new.add_argument("id", metavar="ID", help="<framework>.<topic>.<name>, or crossframework.<name>")
+    new.add_argument("--title", required=True, help="the exercise's title in the catalog")
+    new.add_argument("--difficulty", choices=catalog.DIFFICULTIES, default="medium")
+    new.add_argument("--minutes", type=MINUTES, default=15, metavar="N", help="time estimate (default: 15)")
+    new.add_argument("--topic", default="interop", help="topic of a crossframework exercise (default: interop)")
+    new.set_defaults(func=_cmd_new)
 
     lst = sub.add_parser("list", help="list the exercises, with filters and your progress",
                          description="List the exercises of the catalog, with each one's state from "
@@ -261,12 +272,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Learner (status, watch, hint, reset, attempts, restore) and hiring (release) commands live
     # in their own modules.
-    from grader import mutants, release, status, stubs, watch
+    from grader.workflows import mutants, release, status, stubs, watch
 
     for module in (status, watch, stubs, release, mutants):
         module.register(sub)
     # Classroom and CI integrations: nbgrader notebooks, Gradescope autograder bundles.
-    from grader import gradescope, nbgrader_export
+    from grader.workflows import gradescope, nbgrader_export
 
     for module in (nbgrader_export, gradescope):
         module.register(sub)
@@ -275,9 +286,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``grader`` console script; returns the process exit status."""
-    from grader.batch import BatchError
-    from grader.scoring import SubmissionError
-
     # --kit first: the subcommands' defaults (e.g. the kit's exercises/ folder) depend on it.
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--kit")
@@ -285,14 +293,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if kit:
             catalog.use_kit(Path(kit))
-    except catalog.CatalogError as exc:
+    except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except (catalog.CatalogError, SubmissionError, BatchError, UsageError) as exc:
+    except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

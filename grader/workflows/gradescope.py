@@ -7,8 +7,8 @@ The zip follows Gradescope's autograder specification
   in ``/autograder/venv``, installs a CPU build of torch from PyTorch's wheel index (Gradescope has no
   GPU; CUDA tests are left out of the maximum) and the kit from the bundled source;
 - ``run_autograder`` (run for every submission, in ``/autograder``): runs
-  ``python -m grader.gradescope run``, which lays the submission out like ``exercises/``, grades it
-  with ``grader score --format gradescope`` and writes ``/autograder/results/results.json``;
+  ``python -m grader.workflows.gradescope run``, which lays the submission out like ``exercises/``, grades it
+  as ``grader score --format gradescope`` does and writes ``/autograder/results/results.json``;
 - ``kit/``: the kit's ``grader`` package, catalog and project files, and the chosen exercises'
   stubs, public tests and hidden tests (not the reference solutions). Students never see the
   autograder bundle.
@@ -60,7 +60,7 @@ export DRILLS_KIT_ROOT="$ROOT/source/kit"
 export PYTHONPATH="$DRILLS_KIT_ROOT${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$ROOT/results"
 cd "$ROOT"
-exec "$PYTHON" -m grader.gradescope run --root "$ROOT"
+exec "$PYTHON" -m grader.workflows.gradescope run --root "$ROOT"
 """
 
 
@@ -98,9 +98,7 @@ def build(out: Path, exercise_ids: list[str] | None = None) -> list[str]:
     Raises:
         catalog.CatalogError: an exercise id is unknown.
     """
-    from grader.scoring import select_exercises
-
-    exercises = select_exercises(exercise_ids)
+    exercises = catalog.select(exercise_ids)
     ids = [ex.id for ex in exercises]
     needed = catalog.required_extras(exercises)
     extras = f"[{','.join(needed)}]" if needed else ""
@@ -125,7 +123,7 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 def stage_submission(submission: Path, exercises: list[catalog.Exercise], out: Path) -> list[str]:
     """Lay the exercises' modules found in ``submission`` out under ``out`` like ``exercises/``;
     return one note per exercise saying which file is graded (or that none was found)."""
-    from grader.notebooks import notebook_exercise_id, read_notebook, stage_notebook
+    from grader.workflows.notebooks import notebook_exercise_id, read_notebook, stage_notebook
 
     notes = []
     notebooks = {}
@@ -157,7 +155,8 @@ def stage_submission(submission: Path, exercises: list[catalog.Exercise], out: P
 
 def run(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json`` (Gradescope's layout)."""
-    from grader.cli import main
+    from grader.engine import scoring
+    from grader.reports import formats
 
     started = time.monotonic()
     results = root / "results" / "results.json"
@@ -167,13 +166,8 @@ def run(root: Path) -> int:
         exercises = [catalog.get_exercise(i) for i in config["exercises"]]
         with tempfile.TemporaryDirectory(prefix="drills-gradescope-") as tmp:
             notes = stage_submission(root / "submission", exercises, Path(tmp))
-            args = ["score", tmp, *(a for ex in exercises for a in ("--exercise", ex.id)),
-                    "--format", "gradescope", "--output", str(results)]
-            code = main(args)
-        if code != 0 or not results.is_file():
-            raise RuntimeError(f"grader score exited with status {code}")
-        data = json.loads(results.read_text(encoding="utf-8"))
-        data["output"] = "\n".join([*notes, data.get("output", "")]).strip()
+            report = scoring.score_path(tmp, [ex.id for ex in exercises])
+        data = formats.gradescope_results(report, notes)
         results.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         return 0
     except Exception as exc:  # noqa: BLE001 - Gradescope needs a results.json whatever happened
@@ -214,7 +208,7 @@ def register(sub) -> None:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m grader.workflows.gradescope",
                                      description="Gradescope's side of the autograder bundle.")
     actions = parser.add_subparsers(dest="action", required=True)
     run_parser = actions.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json")

@@ -1,0 +1,129 @@
+"""What a learner reads when a test fails, wherever the test runs (pytest, a notebook).
+
+- Not-started detection: a test of an untouched stub fails only because the stub's own ``raise
+  NotImplementedError`` statement ran (or the module is missing). ``NotImplementedError`` raised
+  by torch (an op the ``meta`` device cannot run) is an ordinary failure.
+- Messages: the failure's own message (a hidden test's failing expression left out), the
+  learner's frames with paths as the learner knows them and, for a public test, its failing
+  line; never the kit's internals or a hidden test's source.
+- Hypothesis profiles: derandomized with no database when grading, fresh each run for a learner.
+
+Framework-free and engine-free: imported by the pytest plugin and the notebook runtime.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import traceback
+from pathlib import Path
+
+from grader import catalog
+from grader._loader import MissingImplementation
+from grader._timelimit import TestTimeout
+from grader.outcomes import NOT_STARTED_PREFIX
+
+HYPOTHESIS_GRADING = "drills-grading"
+HYPOTHESIS_LEARNER = "drills-learner"
+
+_STUB_RAISE = re.compile(r"raise\s+NotImplementedError\b")
+
+
+def configure_hypothesis(*, grading: bool) -> None:
+    """Register the kit's hypothesis profiles and load the grading or the learner one."""
+    from hypothesis import HealthCheck, Phase, settings
+
+    # No explain phase: it re-runs a failing example many times (slow, and it would point the
+    # learner at hidden test lines). One failure per test: "found 2 distinct failures" with two
+    # tracebacks reads worse than the simplest failing example alone.
+    phases = tuple(phase for phase in Phase if phase is not Phase.explain)
+    common = dict(deadline=None, print_blob=False, phases=phases, report_multiple_bugs=False,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.register_profile(HYPOTHESIS_GRADING, derandomize=True, database=None,
+                              max_examples=25, **common)
+    settings.register_profile(HYPOTHESIS_LEARNER, max_examples=25, database=None, **common)
+    settings.load_profile(HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER)
+
+
+def not_started(what: str) -> str:
+    """The message of a test that fails because ``what`` is not started (still a stub, or missing)."""
+    return f"{NOT_STARTED_PREFIX}: {what}"
+
+
+def stub_untouched(exc: BaseException, impl_root: Path) -> bool:
+    """Whether ``exc`` (or the exception a wrapper raised it from) says the learner has not
+    started: the module is missing, or a ``raise NotImplementedError`` statement of a module
+    under ``impl_root`` raised it."""
+    if not isinstance(exc, NotImplementedError):
+        # hypothesis or pytest may wrap the learner's exception; look one level down.
+        exc = exc.__cause__ or exc.__context__
+        if not isinstance(exc, NotImplementedError):
+            return False
+    if isinstance(exc, MissingImplementation):
+        return True
+    frames = list(traceback.walk_tb(exc.__traceback__))  # no source read, unlike extract_tb
+    if not frames:
+        return False
+    frame, line = frames[-1]  # where it was raised
+    filename = frame.f_code.co_filename
+    return inside(Path(filename), impl_root) and bool(_STUB_RAISE.match(linecache.getline(filename, line).strip()))
+
+
+def message_text(exc: BaseException, plain: tuple[type[BaseException], ...] = ()) -> str:
+    """The failure's message: pytest's assertion rewriting appends the failing expression after a
+    test's own message, which is dropped so a hidden test's source stays hidden. Prefixed with
+    the exception's type unless it is an assertion, a time-out or one of ``plain``."""
+    text = str(exc).strip()
+    head, sep, _ = text.partition("\nassert ")
+    if sep and head.strip():
+        text = head.strip()
+    if isinstance(exc, (AssertionError, TestTimeout, *plain)):
+        return text
+    return f"{type(exc).__name__}: {text}"
+
+
+def learner_message(exc: BaseException, tb, impl_root: Path, public_test: Path | None = None,
+                    plain: tuple[type[BaseException], ...] = ()) -> str:
+    """``message_text``, then for a public test the line of it that failed, then the learner's
+    own frames of traceback ``tb`` (those under ``impl_root``, test files left out) and the
+    exception's notes."""
+    lines = [message_text(exc, plain)]
+    frames = traceback.extract_tb(tb)
+    if public_test is not None:
+        here = [f for f in frames if Path(f.filename).resolve() == public_test]
+        if here:
+            lines.append(f"in {shown_path(public_test, public_test.parent)}, line {here[-1].lineno}: "
+                         f"{here[-1].line}")
+    # Test files are never the learner's code, even when the root holds them (``--impl-root
+    # solutions`` in the kit itself): a hidden test's path and line stay out of the message.
+    mine = [f for f in frames if inside(Path(f.filename), impl_root)
+            and catalog.exercise_for_test_file(Path(f.filename)) is None]
+    if mine:
+        lines.append("raised in your code:")
+        for frame in mine[-4:]:
+            lines.append(f"  {shown_path(Path(frame.filename), impl_root)}, line {frame.lineno}, "
+                         f"in {frame.name}")
+            if frame.line:
+                lines.append(f"    {frame.line}")
+    lines.extend(getattr(exc, "__notes__", []))
+    return "\n".join(lines)
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """``path`` as the learner knows it: from the working directory when it lies below it, else
+    from the implementation root (a grading run's staging folder means nothing to a learner)."""
+    path = path.resolve()
+    for base in (Path.cwd(), root):
+        try:
+            return str(path.relative_to(base))
+        except ValueError:
+            continue
+    return path.name
+
+
+def inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
