@@ -11,7 +11,7 @@ import json
 import pytest
 
 from grader import _forkserver, catalog
-from grader.scoring import score_submission
+from grader.engine.scoring import score_submission
 from tests.helpers import make_submission, run_python
 
 pytest.importorskip("tensorflow")
