@@ -6,6 +6,7 @@ clear message within its time limit."""
 from __future__ import annotations
 
 import datetime
+import gc
 import importlib.util
 import multiprocessing
 import multiprocessing.connection
@@ -245,7 +246,7 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
     import torch.nn.parallel  # noqa: F401 - DDP imports torch._dynamo when it first wraps a model: seconds
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
-    _destroy_after_the_others()
+    _keep_process_groups()
     conn.send_bytes(b"ready")
     module = None
     while True:
@@ -266,24 +267,41 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
         conn.send_bytes(data)
 
 
-def _destroy_after_the_others() -> None:
-    """Make ``destroy_process_group()`` of the default group wait for every rank first (a
-    barrier): a rank that tears the group down early (rank 0 hosts its store) can leave another,
-    still finishing, waiting on it until its timeout (seen in a jail's network namespace), which
-    is no fault of the code under test."""
-    import torch.distributed as dist
+# The default process groups made during the current job (see ``_keep_process_groups``).
+_GROUPS_OF_THE_JOB: list = []
 
-    destroy = dist.destroy_process_group
 
-    def destroy_process_group(group=None):
-        if group is None and dist.is_initialized():
-            try:
-                dist.barrier()
-            except Exception:  # noqa: BLE001 - a rank already gone: destroy all the same
-                pass
-        destroy(group)
+def _keep_process_groups() -> None:
+    """Hold a Python reference to every default process group a job makes, until ``_run_job``
+    lets go of it after the job, so that its C++ destructor never runs under the GIL.
 
-    dist.destroy_process_group = destroy_process_group
+    Why: ``DistributedDataParallel``'s C++ ``Reducer`` holds the group too, and when the learner's
+    function returns after ``destroy_process_group()`` the Reducer (freed with the DDP module, under
+    the GIL) can hold its last reference. ``~ProcessGroupGloo`` then joins its worker threads with
+    the GIL held, while a worker may still be releasing the all-reduce it just finished, whose
+    captured thread-local state holds a Python object (the autograd engine stashes a context there
+    during ``backward``) and so needs the GIL: a deadlock, won at random by a worker that is late
+    (a loaded machine). A process group whose last reference is a Python one releases the GIL
+    before its destructor runs. ``init_process_group`` and ``destroy_process_group`` both set the
+    default group through ``distributed_c10d._update_default_pg``, however the learner imported
+    them; wrapping it sees every default group."""
+    import torch.distributed.distributed_c10d as c10d
+
+    update = c10d._update_default_pg
+
+    def _update_default_pg(pg) -> None:
+        if pg is not None:
+            _GROUPS_OF_THE_JOB.append(pg)
+        update(pg)
+
+    c10d._update_default_pg = _update_default_pg
+
+
+def _release_process_groups() -> None:
+    """After a job: free what it left (a DDP module in a reference cycle holds its group through
+    its Reducer), then drop the job's groups, the last references, without the GIL (above)."""
+    gc.collect()
+    _GROUPS_OF_THE_JOB.clear()
 
 
 def _load(module_name: str, module_file: str):
@@ -309,6 +327,7 @@ def _run_job(module, fn_name: str, args: tuple, kwargs: dict, process_group: boo
     finally:
         if dist.is_initialized():  # ours, or one the function left behind: the next job starts clean
             dist.destroy_process_group()
+        _release_process_groups()
 
 
 def _failure(exc: BaseException) -> tuple:

@@ -219,10 +219,12 @@ def test_tensorboard_events_read_back(tmp_path):
 # ----------------------------------------------------------------------------- Ranks
 
 RANKS_MODULE = '''
+import sys
 import time
 
 import torch
 import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 
 
 def double_(rank, t):
@@ -246,6 +248,15 @@ def raises(rank):
 
 def stub(rank):
     raise NotImplementedError
+
+
+def others_holding_the_group_after_ddp():
+    model = DistributedDataParallel(torch.nn.Linear(2, 1))
+    model(torch.ones(1, 2)).sum().backward()
+    group = dist.group.WORLD
+    dist.destroy_process_group()
+    del model  # DDP's Reducer lets go of the group here
+    return sys.getrefcount(group) - 2  # not counting this function's name and getrefcount's argument
 '''
 
 
@@ -291,7 +302,7 @@ def test_ranks_report_a_rank_s_exception_with_its_lines(ranks, ranks_module):
         ranks.run(ranks_module.raises, lambda rank, init: ((rank,), {}))
     assert failed.value.raised == "ValueError"
     assert "raised ValueError: bad input on rank" in str(failed.value)
-    assert "ranks_module.py, line 24, in raises" in str(failed.value)
+    assert "ranks_module.py, line 26, in raises" in str(failed.value)
 
 
 @pytest.mark.timeout(300)
@@ -311,10 +322,19 @@ def test_ranks_stop_a_hung_rank_within_the_job_s_time(ranks, ranks_module):
 
 
 @pytest.mark.timeout(300)
+def test_ranks_hold_the_job_s_process_group_until_the_job_is_over(ranks, ranks_module):
+    # Were DDP's Reducer the last holder, the group's destructor would run under the GIL when the
+    # DDP module is freed and could deadlock with a gloo worker thread (see ``_keep_process_groups``).
+    results = ranks.run(ranks_module.others_holding_the_group_after_ddp, lambda rank, init: ((), {}),
+                        process_group=True)
+    assert [r.returned for r in results] == [1, 1]
+
+
+@pytest.mark.timeout(300)
 def test_ranks_raise_an_untouched_stub_from_its_own_line(ranks, ranks_module):
     import traceback
 
     with pytest.raises(NotImplementedError) as raised:
         ranks.run(ranks_module.stub, lambda rank, init: ((rank,), {}))
     last = traceback.extract_tb(raised.value.__traceback__)[-1]
-    assert (last.filename, last.lineno, last.line) == (ranks_module.__file__, 28, "raise NotImplementedError")
+    assert (last.filename, last.lineno, last.line) == (ranks_module.__file__, 30, "raise NotImplementedError")
