@@ -247,6 +247,7 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
     _keep_process_groups()
+    gc.freeze()  # what the imports made: a collection after a job then costs milliseconds
     conn.send_bytes(b"ready")
     module = None
     while True:
@@ -265,6 +266,7 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
         except Exception as exc:  # noqa: BLE001 - a result that cannot travel is the rank's failure
             data = pickle.dumps(("raised", type(exc).__name__, f"its result could not be pickled: {exc}", []))
         conn.send_bytes(data)
+        _release_process_groups()  # after the answer: not the job's time
 
 
 # The default process groups made during the current job (see ``_keep_process_groups``).
@@ -272,8 +274,9 @@ _GROUPS_OF_THE_JOB: list = []
 
 
 def _keep_process_groups() -> None:
-    """Hold a Python reference to every default process group a job makes, until ``_run_job``
-    lets go of it after the job, so that its C++ destructor never runs under the GIL.
+    """Hold a Python reference to every default process group a job makes until the rank has
+    answered the job (``_release_process_groups``), so that its C++ destructor never runs under
+    the GIL.
 
     Why: ``DistributedDataParallel``'s C++ ``Reducer`` holds the group too, and when the learner's
     function returns after ``destroy_process_group()`` the Reducer (freed with the DDP module, under
@@ -298,10 +301,12 @@ def _keep_process_groups() -> None:
 
 
 def _release_process_groups() -> None:
-    """After a job: free what it left (a DDP module in a reference cycle holds its group through
-    its Reducer), then drop the job's groups, the last references, without the GIL (above)."""
-    gc.collect()
-    _GROUPS_OF_THE_JOB.clear()
+    """After a job that made process groups: free what it left (a DDP module in a reference cycle
+    holds its group through its Reducer), then drop the job's groups, the last references, without
+    the GIL (above)."""
+    if _GROUPS_OF_THE_JOB:
+        gc.collect()
+        _GROUPS_OF_THE_JOB.clear()
 
 
 def _load(module_name: str, module_file: str):
@@ -327,7 +332,6 @@ def _run_job(module, fn_name: str, args: tuple, kwargs: dict, process_group: boo
     finally:
         if dist.is_initialized():  # ours, or one the function left behind: the next job starts clean
             dist.destroy_process_group()
-        _release_process_groups()
 
 
 def _failure(exc: BaseException) -> tuple:
