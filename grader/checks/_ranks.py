@@ -283,8 +283,8 @@ def _keep_process_groups() -> None:
     the GIL) can hold its last reference. ``~ProcessGroupGloo`` then joins its worker threads with
     the GIL held, while a worker may still be releasing the all-reduce it just finished, whose
     captured thread-local state holds a Python object (the autograd engine stashes a context there
-    during ``backward``) and so needs the GIL: a deadlock, won at random by a worker that is late
-    (a loaded machine). A process group whose last reference is a Python one releases the GIL
+    during ``backward``) and so needs the GIL: a deadlock whenever that worker is late (at random,
+    on a loaded machine). A process group whose last reference is a Python one releases the GIL
     before its destructor runs. ``init_process_group`` and ``destroy_process_group`` both set the
     default group through ``distributed_c10d._update_default_pg``, however the learner imported
     them; wrapping it sees every default group."""
