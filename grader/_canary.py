@@ -34,6 +34,7 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "grader.checks._gradients": ("check_gradients", "_explain"),
     "grader._errors": ("assert_raises_naming",),
     "grader.checks._opcount": ("count_aten_ops",),
+    "grader.checks._ranks": ("run_ranks", "Ranks", "_raise_rank_error"),
     "grader.tfchecks._compare": ("assert_close", "assert_shape", "assert_dtype"),
     "grader.tfchecks._gradients": ("check_gradients", "central_differences"),
     "grader.tfchecks._tracing": ("retrace_counter", "count_traces", "_tracing_count"),
@@ -48,7 +49,8 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "numpy": ("allclose", "testing"),
     "numpy.testing": ("assert_allclose",),
 }
-_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call",)}
+_METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call",),
+               "grader.checks._ranks.Ranks": ("run", "_collect")}
 
 _snapshot: dict[tuple[str, str], Any] = {}
 _codes: dict[tuple[str, str], Any] = {}  # a function's code can be swapped in place

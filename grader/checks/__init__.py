@@ -19,6 +19,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import as_float64_leaves, check_gradients
 from grader.checks._opcount import count_aten_ops
+from grader.checks._ranks import RankFailed, RankResult, Ranks, run_ranks
 from grader.checks._strategies import (
                                     broadcastable_batch_shapes,
                                     nested_containers,
@@ -30,6 +31,9 @@ from grader.checks._training import GradientSpy
 
 __all__ = [
     "GradientSpy",
+    "RankFailed",
+    "RankResult",
+    "Ranks",
     "TensorBoardEvents",
     "as_float64_leaves",
     "assert_close",
@@ -47,6 +51,7 @@ __all__ = [
     "device_params",
     "nested_containers",
     "read_tensorboard",
+    "run_ranks",
     "shapes",
     "summary_writer",
     "tensors",

@@ -10,9 +10,10 @@ covered by an empty mount should they lie inside what is revealed).
 
 Three levels, the strongest the process is allowed (``level()``; the grader reports which):
 
-- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS, cgroup and network namespaces; the
-  child is PID 1 of its namespace (it cannot see or signal anything outside it, and every
-  process it leaves behind dies with it). Its file system is a new root holding only the system
+- ``full`` (root with CAP_SYS_ADMIN): fresh mount, PID, IPC, UTS, cgroup and network namespaces
+  (the network one holds only its own loopback interface, brought up); the child is PID 1 of its
+  namespace (it cannot see or signal anything outside it, and every process it leaves behind
+  dies with it). Its file system is a new root holding only the system
   directories (``/usr``, ``/etc``, ...), what ``reveal`` names and its own work directory, all
   read-only (recursively: ``/sys`` and its cgroup files too), a minimal ``/dev`` (null, zero,
   full, random, urandom, tty), its own ``/proc``, and one size-limited private tmpfs (``disk_mb``)
@@ -35,12 +36,15 @@ Imports only the standard library.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import platform
 import random
 import resource
 import signal
+import socket
+import struct
 import sys
 import time
 
@@ -51,6 +55,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MNT_DETACH, AT_FDCWD, AT_RECURSIVE = 0x2, -100, 0x8000
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 CAP_SYS_ADMIN = 21
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # Syscalls glibc has no wrapper for; mount_setattr has one number on every architecture.
@@ -215,6 +220,17 @@ def _build_root(libc, policy: dict, uid: int) -> str:
     return root
 
 
+def _loopback_up() -> None:
+    """Bring up ``lo`` in this process's fresh network namespace, and nothing else: 127.0.0.1
+    then reaches the child's own processes (distributed training's ranks meet there), while the
+    namespace has no other interface and no route anywhere else. (``struct ifreq``: a 16-byte
+    name, then a union whose first member is the ``short`` flags.)"""
+    ifreq = struct.Struct("16sh22x")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        _, flags = ifreq.unpack(fcntl.ioctl(sock, SIOCGIFFLAGS, ifreq.pack(b"lo", 0)))
+        fcntl.ioctl(sock, SIOCSIFFLAGS, ifreq.pack(b"lo", flags | IFF_UP))
+
+
 def _pivot(libc, root: str) -> None:
     os.chdir(root)
     _check(libc.syscall(SYS_PIVOT_ROOT, b".", b".") == 0, "pivot_root")
@@ -359,6 +375,8 @@ def _full(libc, policy: dict, uid: int) -> None:
         _wait_and_exit(pid)
     try:
         _join(groups)
+        if flags & CLONE_NEWNET:
+            _loopback_up()
         _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
         libc.sethostname(b"grading", 7)
         root = _build_root(libc, policy, uid)

@@ -214,3 +214,127 @@ def test_tensorboard_events_read_back(tmp_path):
     assert events.scalars == {"loss": [(3, 0.5)]}
     (step, hist), = events.histograms["w"]
     assert step == 1 and (hist.num, hist.min, hist.max, hist.sum) == (3, 1.0, 4.0, 7.0)
+
+
+# ----------------------------------------------------------------------------- Ranks
+
+RANKS_MODULE = '''
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def double_(rank, t):
+    t.mul_(2)
+    return rank
+
+
+def summed_(t):
+    dist.all_reduce(t)
+
+
+def hangs_on_rank_1(rank):
+    while rank == 1:
+        time.sleep(0.1)
+    return rank
+
+
+def raises(rank):
+    raise ValueError(f"bad input on rank {rank}")
+
+
+def stub(rank):
+    raise NotImplementedError
+
+
+def others_holding_the_group_after_ddp():
+    model = DistributedDataParallel(torch.nn.Linear(2, 1))
+    model(torch.ones(1, 2)).sum().backward()
+    group = dist.group.WORLD
+    dist.destroy_process_group()
+    del model  # DDP's Reducer lets go of the group here
+    return sys.getrefcount(group) - 2  # not counting this function's name and getrefcount's argument
+'''
+
+
+@pytest.fixture(scope="module")
+def ranks_module(tmp_path_factory):
+    """A module loaded from a file the way the ``impl`` fixture loads one."""
+    import importlib.util
+    import sys
+
+    path = tmp_path_factory.mktemp("ranks") / "ranks_module.py"
+    path.write_text(RANKS_MODULE)
+    spec = importlib.util.spec_from_file_location("_drills_test_ranks_module", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+@pytest.fixture(scope="module")
+def ranks():
+    from grader.checks import Ranks
+
+    with Ranks(2) as processes:
+        yield processes
+
+
+@pytest.mark.timeout(300)
+def test_ranks_return_each_rank_s_result_and_arguments(ranks, ranks_module):
+    results = ranks.run(ranks_module.double_, lambda rank, init: ((rank, torch.full((2,), float(rank + 1))), {}))
+    assert [r.returned for r in results] == [0, 1]
+    assert [r.args[1].tolist() for r in results] == [[2.0, 2.0], [4.0, 4.0]]
+    summed = ranks.run(ranks_module.summed_, lambda rank, init: ((torch.full((2,), float(rank + 1)),), {}),
+                       process_group=True)
+    assert [r.args[0].tolist() for r in summed] == [[3.0, 3.0], [3.0, 3.0]]
+
+
+@pytest.mark.timeout(300)
+def test_ranks_report_a_rank_s_exception_with_its_lines(ranks, ranks_module):
+    from grader.checks import RankFailed
+
+    with pytest.raises(RankFailed) as failed:
+        ranks.run(ranks_module.raises, lambda rank, init: ((rank,), {}))
+    assert failed.value.raised == "ValueError"
+    assert "raised ValueError: bad input on rank" in str(failed.value)
+    assert "ranks_module.py, line 26, in raises" in str(failed.value)
+
+
+@pytest.mark.timeout(300)
+def test_ranks_stop_a_hung_rank_within_the_job_s_time(ranks, ranks_module):
+    import time
+
+    from grader.checks import RankFailed
+
+    ranks.run(ranks_module.double_, lambda rank, init: ((rank, torch.ones(1)), {}))  # started, warm
+    procs = list(ranks._procs)
+    start = time.monotonic()
+    with pytest.raises(RankFailed, match=r"rank 1 of 2 had not finished 3 s after the job started") as failed:
+        ranks.run(ranks_module.hangs_on_rank_1, lambda rank, init: ((rank,), {}), timeout_s=3)
+    assert failed.value.raised is None and failed.value.rank == 1
+    assert time.monotonic() - start < 20
+    assert not any(p.is_alive() for p in procs), "a rank outlived its failed job"
+
+
+@pytest.mark.timeout(300)
+def test_ranks_hold_the_job_s_process_group_until_the_job_is_over(ranks, ranks_module):
+    # Were DDP's Reducer the last holder, the group's destructor would run under the GIL when the
+    # DDP module is freed and could deadlock with a gloo worker thread (see ``_keep_process_groups``).
+    results = ranks.run(ranks_module.others_holding_the_group_after_ddp, lambda rank, init: ((), {}),
+                        process_group=True)
+    assert [r.returned for r in results] == [1, 1]
+
+
+@pytest.mark.timeout(300)
+def test_ranks_raise_an_untouched_stub_from_its_own_line(ranks, ranks_module):
+    import traceback
+
+    with pytest.raises(NotImplementedError) as raised:
+        ranks.run(ranks_module.stub, lambda rank, init: ((rank,), {}))
+    last = traceback.extract_tb(raised.value.__traceback__)[-1]
+    assert (last.filename, last.lineno, last.line) == (ranks_module.__file__, 30, "raise NotImplementedError")
