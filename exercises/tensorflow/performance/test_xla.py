@@ -22,6 +22,7 @@ def test_dense_gelu_small_example(impl):
 
 def test_dense_gelu_has_compiler_ir(impl):
     args = tf.ones((2, 3)), tf.ones((3, 4)), tf.zeros((4,))
+    impl.dense_gelu(*args)
     hlo = impl.dense_gelu.experimental_get_compiler_ir(*args)(stage="hlo")
     assert "HloModule" in hlo
 
