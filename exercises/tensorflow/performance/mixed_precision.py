@@ -37,9 +37,9 @@ Contract
   metric ``"accuracy"``, optimizer ``Adam(learning_rate=0.01)``.
 - With ``"mixed_float16"`` that Adam is wrapped in ``keras.mixed_precision.LossScaleOptimizer``;
   with ``"mixed_bfloat16"`` the optimizer is the plain Adam (no loss scaling).
-- ``model.fit`` learns under either policy: on a separable task (Gaussian blobs, one per class)
-  the loss stays finite and eight epochs in batches of 32 bring the training accuracy to 0.9 or
-  more.
+- ``model.fit`` learns under either policy: on an easy task (well-separated Gaussian blobs, one
+  per class) the loss stays finite and eight epochs in batches of 32 bring the training accuracy
+  to 0.9 or more.
 - The Keras global policy is the same after the call as before, and the model follows ``policy``
   whatever the global policy is.
 

@@ -161,7 +161,8 @@ def test_compiled_with_sparse_cross_entropy_from_logits_and_accuracy(impl, polic
 
 
 def blobs(seed: int, n: int = 240, input_dim: int = 4, num_classes: int = 3):
-    """One Gaussian blob per class, centres 4 standard deviations apart: separable."""
+    """One Gaussian blob per class (noise sd 0.5), centres up to 8 apart: separable at the test's
+    seed (accuracy 1.0); a few seeds draw two centres close together (seed 42: 0.93)."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(0, 1, (num_classes, input_dim))
     centres *= 4.0 / np.linalg.norm(centres[:, None] - centres[None], axis=-1).max(initial=1e-9)
@@ -188,7 +189,7 @@ def test_fit_learns_and_variables_stay_float32(impl, policy):
     assert np.all(np.isfinite(losses)), f"fit under {policy}: the loss is not finite: {losses}"
     assert accuracy >= MIN_ACCURACY, (
         f"fit under {policy}: training accuracy {accuracy:.3f} after {LEARN_EPOCHS} epochs on "
-        f"separable blobs, expected at least {MIN_ACCURACY} (loss went {losses[0]:.4g} -> {losses[-1]:.4g})")
+        f"well-separated blobs, expected at least {MIN_ACCURACY} (loss went {losses[0]:.4g} -> {losses[-1]:.4g})")
     for variable in model.weights:
         assert_dtype(variable, tf.float32, name=f"the variable {variable.path} after fit under {policy}")
 
