@@ -300,6 +300,21 @@ def keras_regularization_probes() -> list[Probe]:
 # --- end of tensorflow.keras.regularization ------------------------------------------------------
 
 
+# --- tensorflow.performance.mixed_precision (convergence check) ------------------------------------
+def mixed_precision_probes() -> list[Probe]:
+    """``model.fit`` under each mixed precision policy: the reference model, trained from seed ``s``
+    (data, initial weights and batch order all drawn from it), must reach the hidden test's
+    training accuracy."""
+    tests = load("solutions/tensorflow/performance/test_mixed_precision_hidden.py")
+    impl = load("solutions/tensorflow/performance/mixed_precision.py")
+    return [Probe(f"test_mixed_precision_hidden: train_accuracy(policy={policy!r}) "
+                  "(test_fit_learns_and_variables_stay_float32)", tests.LEARN_SEED,
+                  [Stat("1 - training accuracy", 1 - tests.MIN_ACCURACY, None, strict=False)],
+                  lambda seed, policy=policy: [1 - tests.train_accuracy(impl, policy, seed)[2]])
+            for policy in tests.POLICIES]
+# --- end of tensorflow.performance.mixed_precision ----------------------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=500, help="seeds 0..N-1 (default 500)")
@@ -309,7 +324,8 @@ def main() -> int:
     start = time.perf_counter()
     probes = (weight_init_probes() + dropout_probes() + mlp_probes()
               + binary_classifier_probes() + imbalanced_data_probes() + training_convergence_probes()
-              + tf_data_pipeline_probes() + tf_gan_noise_probes() + keras_regularization_probes())
+              + tf_data_pipeline_probes() + tf_gan_noise_probes() + keras_regularization_probes()
+              + mixed_precision_probes())
     probes = [p for p in probes if args.only in p.test]
     failed = 0
     for probe in probes:

@@ -1,0 +1,36 @@
+"""Wrong: a new jit-compiled tf.function per call, so every call traces and compiles again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+
+def dense_gelu(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+    """``gelu(x @ w + b)`` with the exact GELU (make this a ``tf.function(jit_compile=True)``)."""
+
+    @tf.function(jit_compile=True)
+    def compiled(x, w, b):
+        if x.shape[-1] != w.shape[0]:
+            raise ValueError(f"w must have shape (in_features, out_features) with in_features = "
+                             f"x's last dimension {x.shape[-1]}, got w of shape {tuple(w.shape)}")
+        if tuple(b.shape) != (w.shape[1],):
+            raise ValueError(f"b must have shape (out_features,) = ({w.shape[1]},), got {tuple(b.shape)}")
+        z = tf.matmul(x, w) + b
+        return 0.5 * z * (1.0 + tf.math.erf(z / tf.cast(tf.sqrt(2.0), z.dtype)))
+
+    return compiled(x, w, b)
+
+
+def compiles_with_xla(fn: Callable[..., Any], *args: Any) -> bool:
+    """Whether XLA can compile ``fn`` for ``args``, found without running ``fn``."""
+    compiled = tf.function(fn, jit_compile=True)
+    # Tracing first, outside the try: an error of fn's own is a bug to report, not an answer.
+    compiled.get_concrete_function(*args)
+    try:
+        compiled.experimental_get_compiler_ir(*args)(stage="hlo")  # compiles, runs nothing
+    except (ValueError, tf.errors.OpError):
+        return False
+    return True

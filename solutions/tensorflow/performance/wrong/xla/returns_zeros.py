@@ -1,0 +1,27 @@
+"""Wrong: the constant submission: checks the shapes, returns zeros of the right shape and dtype,
+and says every function compiles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tensorflow as tf
+
+
+@tf.function(jit_compile=True)
+def dense_gelu(x: tf.Tensor, w: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+    """``gelu(x @ w + b)`` with the exact GELU (make this a ``tf.function(jit_compile=True)``)."""
+    # Traced per input shape, so the static shapes are known here and a mismatch is a Python error.
+    if x.shape[-1] != w.shape[0]:
+        raise ValueError(f"w must have shape (in_features, out_features) with in_features = x's last "
+                         f"dimension {x.shape[-1]}, got w of shape {tuple(w.shape)}")
+    if tuple(b.shape) != (w.shape[1],):
+        raise ValueError(f"b must have shape (out_features,) = ({w.shape[1]},), got {tuple(b.shape)}")
+    z = tf.matmul(x, w) + b  # matmul broadcasts w over x's leading batch dimensions
+    return tf.zeros_like(z)
+
+
+def compiles_with_xla(fn: Callable[..., Any], *args: Any) -> bool:
+    """Whether XLA can compile ``fn`` for ``args``, found without running ``fn``."""
+    return True
