@@ -236,7 +236,7 @@ def _raise_from_line(filename: str, lineno: int, text: str) -> None:
 def _rank_loop(module_name: str, module_file: str, conn) -> None:
     """A rank's process: import torch and what distributed jobs use (before any job's time
     starts), say ready, then run each job sent until the pipe closes."""
-    from grader._jail import die_with_parent
+    from grader._lifetime import die_with_parent
 
     die_with_parent()  # a rank never outlives the test process that watches it
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")

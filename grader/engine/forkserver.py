@@ -64,9 +64,10 @@ def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
     code = 70
     try:
         os.setsid()
+        from grader._lifetime import die_with_parent
         from grader.engine import jail
 
-        jail.die_with_parent()  # a child never outlives its server
+        die_with_parent()  # a child never outlives its server
         for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         output, report, key = fds[:3]
