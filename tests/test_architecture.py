@@ -57,3 +57,41 @@ def test_imports_run_one_way(path):
 def test_every_layer_has_its_package():
     for layer in LAYERS[1:]:
         assert (GRADER / layer / "__init__.py").is_file(), f"grader/{layer}/ is missing"
+
+
+def _defined_in(module_file: Path) -> set[str]:
+    """The top-level names a module defines or imports (static: nothing is imported)."""
+    names: set[str] = set()
+    for node in ast.parse(module_file.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return names
+
+
+def _resolves(name: str) -> bool:
+    """Whether ``grader.x.y`` is a module of the kit, or a name its parent module defines."""
+    parts = name.split(".")
+    path = GRADER.parent.joinpath(*parts)
+    if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+        return True
+    parent = GRADER.parent.joinpath(*parts[:-1])
+    module_file = parent / "__init__.py" if parent.is_dir() else parent.with_suffix(".py")
+    return module_file.is_file() and parts[-1] in _defined_in(module_file)
+
+
+KIT_PYTHON = sorted([*MODULES, *(GRADER.parent / "bench").glob("*.py"),
+                     *(p for d in ("tests", "exercises", "solutions") for p in (GRADER.parent / d).rglob("*.py"))])
+
+
+@pytest.mark.parametrize("path", KIT_PYTHON, ids=lambda p: str(p.relative_to(GRADER.parent)))
+def test_every_kit_import_resolves(path):
+    """A moved or renamed module breaks its importers loudly here, not at run time in a grading
+    child or a rank process (imports inside functions count)."""
+    missing = [f"line {line}: {name}" for line, name in _imports(path)
+               if name.split(".")[0] == "grader" and not _resolves(name)]
+    assert not missing, f"{path.name} imports what the kit does not have: {'; '.join(missing)}"

@@ -15,9 +15,10 @@ import threading
 
 import pytest
 
-from grader import _jail, catalog
-from grader.sandbox import Limits
-from grader.scoring import score_submission
+from grader import catalog
+from grader.engine import jail
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import score_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 OUTSIDE = "192.0.2.1"  # TEST-NET-1: routable nowhere, a stand-in for the internet
@@ -94,7 +95,7 @@ class _Listener:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.skipif(_jail.level() != "full", reason="needs the full jail: root with CAP_SYS_ADMIN")
+@pytest.mark.skipif(jail.level() != "full", reason="needs the full jail: root with CAP_SYS_ADMIN")
 def test_inside_the_full_jail_only_loopback_works(tmp_path):
     listener = _Listener()
     host_ip = _host_address()
