@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from grader import _forkserver, catalog
+from grader import catalog
+from grader.engine import forkserver
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission, run_python
 
@@ -25,7 +26,7 @@ DEVICES = "import json, tensorflow as tf\nprint(json.dumps([d.name for d in tf.c
 @pytest.fixture(autouse=True)
 def fresh_servers():
     yield
-    _forkserver.close_all()
+    forkserver.close_all()
 
 
 def _last_json(stdout: str):
@@ -83,3 +84,21 @@ def test_a_notebook_kernel_splits_the_cpu_when_the_tests_load():
     result = run_python("-c", probe)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "passed: test_mirrored_builds_once_in_scope_with_mirrored_variables" in result.stdout
+
+
+def test_no_tensorflow_test_module_runs_an_op_when_imported():
+    """A fork server imports every test module before it forks (``grader._preload``): a module
+    that ran a TensorFlow op at import would start the runtime's threads in the server, and its
+    forked children could hang, and the CPU could no longer be split for the mirrored exercise."""
+    files = [str(path) for ex in catalog.load_catalog().values() if ex.uses_tensorflow
+             for path in (ex.public_tests, ex.hidden_tests)]
+    probe = ("import importlib.util, json\nimport grader.tfchecks\n"
+             "from tensorflow.python.eager import context\n"
+             f"for i, path in enumerate({files!r}):\n"
+             "    spec = importlib.util.spec_from_file_location(f'probe_{i}', path)\n"
+             "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+             "    if context.context()._context_handle is not None:  # the runtime has started\n"
+             "        print(json.dumps(path))\n        break\n"
+             "else:\n    print(json.dumps(None))\n")
+    started_by = _last_json(run_python("-c", probe).stdout)
+    assert started_by is None, f"importing {started_by} ran a TensorFlow op"
