@@ -327,9 +327,13 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
         done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+        # ... read by pytest from a file ("@file", one argument a line, in the work directory,
+        # which the child cannot write): a fork server's request has no room for thousands.
+        deselected = work / "deselected.args"
         while True:
-            run = _run_child([*args, *(f"--deselect={n}" for n in done)], env, work, policy,
-                             limits, left, exercises if fork else None)
+            deselected.write_text("".join(f"--deselect={n}\n" for n in done), encoding="utf-8")
+            run = _run_child([*args, f"@{deselected}"], env, work, policy, limits, left,
+                             exercises if fork else None)
             runs.append(run)
             left -= run.ran_s
             done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]

@@ -253,7 +253,7 @@ def test_an_interrupted_cluster_batch_resumes_where_it_stopped(scheduler_file, t
     _put(folder, "zoe", _slow(EX.stub))
     argv = ["batch", str(folder), "--out", str(out), "-e", EX.id, "--scheduler-file",
             str(scheduler_file), *LIMIT_ARGS]
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", *argv], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "grader", *argv], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=catalog.KIT_ROOT)
     while not list((out / "results").glob("*.json")) and proc.poll() is None:
         time.sleep(0.1)
