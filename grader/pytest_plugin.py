@@ -71,6 +71,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=argparse.SUPPRESS)
     group.addoption("--warm-import", action="append", default=[], metavar="MODULE",
                     help=argparse.SUPPRESS)  # imported before any test's time starts
+    group.addoption("--select-test", action="append", default=[], metavar="EXERCISE::TEST",
+                    help="run only these tests of EXERCISE (a test function, or one case "
+                         "'name[case]'); its other tests are deselected. Exercises never named "
+                         "run all their tests. May be repeated.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -149,8 +153,30 @@ def pytest_collect_file(file_path: Path) -> None:
             importlib.import_module("grader.tfchecks")
 
 
+def _selected_tests(config: pytest.Config) -> dict[str, set[str]]:
+    """``--select-test`` as exercise id -> the test names chosen for it."""
+    chosen: dict[str, set[str]] = {}
+    for value in config.getoption("select_test"):
+        ex_id, sep, name = value.partition("::")
+        if not sep or not name:
+            raise pytest.UsageError(f"--select-test {value!r}: expected EXERCISE::TEST")
+        chosen.setdefault(ex_id, set()).add(name)
+    return chosen
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda = None
+    chosen = _selected_tests(config)
+    if chosen:
+        kept, left_out = [], []
+        for item in items:
+            ex = catalog.exercise_for_test_file(Path(str(item.path)))
+            names = chosen.get(ex.id) if ex is not None else None
+            function = getattr(item, "originalname", item.name)
+            (kept if names is None or item.name in names or function in names else left_out).append(item)
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = kept
     for item in items:
         ex = catalog.exercise_for_test_file(Path(str(item.path)))
         item.stash[_EXERCISE] = ex

@@ -34,6 +34,7 @@ import sysconfig
 import tempfile
 import threading
 import time
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -301,13 +302,18 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
 
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
-              hide: list[Path] = (), fork: bool = False) -> ChildRun:
+              hide: list[Path] = (), fork: bool = False, stop_at_first_failure: bool = False,
+              select: Mapping[str, Collection[str]] | None = None) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
 
     A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
     the tests after it run in a fresh child (at most ``MAX_RESTARTS`` times).
     ``fork``: fork the child from a shared fork server that has already imported the frameworks
     (``grader.engine.forkserver``) instead of starting a fresh interpreter.
+    ``stop_at_first_failure``: end the run at the first test that does not pass (pytest's
+    ``--exitfirst``); the tests after it never report.
+    ``select``: exercise id -> the only tests of it to run (function names, or ``name[case]``);
+    the other tests of a named exercise are deselected and never reported.
     """
     policy = _policy(limits, list(hide))
     level = isolation(policy["reveal"])
@@ -322,17 +328,20 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
             policy["reveal"] = [*policy["reveal"], str(kit)]
         findings = scan_tree(impl)
         args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
-                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}"]
+                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                *(["--exitfirst"] if stop_at_first_failure else [])]
         env = _env(work, kit)
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
         done: list[str] = []  # tests reported or stopped: a fresh child deselects them
         # ... read by pytest from a file ("@file", one argument a line, in the work directory,
-        # which the child cannot write): a fork server's request has no room for thousands.
-        deselected = work / "deselected.args"
+        # which the child cannot write), with the tests chosen by ``select``: a fork server's
+        # request has no room for thousands.
+        chosen = [f"--select-test={ex_id}::{name}\n" for ex_id, names in (select or {}).items() for name in names]
+        arguments = work / "tests.args"
         while True:
-            deselected.write_text("".join(f"--deselect={n}\n" for n in done), encoding="utf-8")
-            run = _run_child([*args, f"@{deselected}"], env, work, policy, limits, left,
+            arguments.write_text("".join(chosen + [f"--deselect={n}\n" for n in done]), encoding="utf-8")
+            run = _run_child([*args, f"@{arguments}"], env, work, policy, limits, left,
                              exercises if fork else None)
             runs.append(run)
             left -= run.ran_s

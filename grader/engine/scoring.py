@@ -11,6 +11,7 @@ without it are left out of ``max_score``.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -182,12 +183,18 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
 
 
 def score_submission(submission: Path | str, exercise_ids: list[str] | None = None, *,
-                     limits: Limits | None = None, hide: list[Path] = (), fork: bool = False) -> Report:
+                     limits: Limits | None = None, hide: list[Path] = (), fork: bool = False,
+                     stop_at_first_failure: bool = False,
+                     select: Mapping[str, Collection[str]] | None = None) -> Report:
     """Grade ``submission`` (a directory laid out like ``exercises/``) on the chosen exercises.
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
     ``fork``: fork the grading child from a fork server that has preloaded the frameworks (fast
     when grading many submissions; see ``grader.engine.forkserver``).
+    ``stop_at_first_failure``: stop at the first test that does not pass; the tests after it read
+    as missing. The score then says only whether the submission loses a point (mutation testing).
+    ``select``: exercise id -> the only tests of it to run (function names, or ``name[case]``); the
+    others are left out of the report, so its score is out of the selected tests' points.
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -196,14 +203,17 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     submission = Path(submission)
     if not submission.is_dir():
         raise SubmissionError(f"submission must be a directory laid out like exercises/: {submission}")
-    return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork)
+    return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork,
+                  stop_at_first_failure, select)
 
 
 def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, hide: list[Path],
-           fork: bool) -> Report:
+           fork: bool, stop_at_first_failure: bool = False,
+           select: Mapping[str, Collection[str]] | None = None) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
-    run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork)
+    run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
+                    stop_at_first_failure=stop_at_first_failure, select=select)
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]

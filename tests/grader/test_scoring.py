@@ -109,3 +109,23 @@ def pairwise_sq_dists(a, b):
     assert [line for line in source if line in report_text] == []
     assert "[hidden test source removed]" in report_text
     assert all(len(t.message) <= 2000 for t in result.tests)
+
+
+def test_select_runs_only_the_named_tests_and_reports_only_them(tmp_path):
+    # grader verify runs a wrong solution's caught_by tests only: a function name selects all
+    # its cases, a name with [case] one case; an exercise not named runs every test.
+    function, case = "test_pairwise_never_negative", "test_affine_rejects_bad_weight_and_bias[bias-4]"
+    for fork in (False, True):
+        result = _grade(tmp_path / str(fork), REFERENCE, fork=fork, select={EX.id: [function, case]})
+        names = {t.name.split("::", 1)[1] for t in result.tests}
+        assert names == {function, case}, names
+        assert result.score == result.max_score > 0
+
+
+def test_stop_at_first_failure_ends_the_run_there(tmp_path):
+    # Mutation testing needs one lost point, not every one: the stub's first failure ends its run.
+    stub = (catalog.KIT_ROOT / "exercises" / EX.relpath).read_text()
+    result = _grade(tmp_path, stub, fork=True, stop_at_first_failure=True)
+    counted = [t for t in result.tests if t.status != "not_run"]
+    assert [t.status for t in counted].count("failed") == 1, [(t.name, t.status) for t in counted]
+    assert {t.status for t in counted} == {"failed", "missing"} and result.score == 0
