@@ -22,7 +22,7 @@ example: setup
 	$(BIN)/grader score examples/submission
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=25
 
 lint: setup
 	$(BIN)/ruff check grader tests bench
