@@ -77,7 +77,9 @@ class ExerciseMutation:
     killed: list[str] = field(default_factory=list)
     timed_out: list[str] = field(default_factory=list)
     survived: list[str] = field(default_factory=list)  # not recorded as equivalent: holes
+    known: list[str] = field(default_factory=list)  # of the survivors, those the baseline run had too
     equivalent: list[str] = field(default_factory=list)  # survived, recorded as equivalent
+    stale: list[str] = field(default_factory=list)  # recorded as equivalent, no longer generated
     not_run: int = 0  # left out by --sample or the --budget
     diffs: dict[str, str] = field(default_factory=dict)  # of the survivors
 
@@ -87,6 +89,16 @@ class ExerciseMutation:
         detected = len(self.killed) + len(self.timed_out)
         total = detected + len(self.survived)
         return detected / total if total else None
+
+    @property
+    def new_survivors(self) -> list[str]:
+        """Survivors neither recorded as equivalent nor seen by the baseline run."""
+        return [m for m in self.survived if m not in self.known]
+
+
+def read_baseline(path: Path) -> dict[str, set[str]]:
+    """Exercise id -> the mutants that survived in an earlier run's ``--json`` output."""
+    return {row["exercise"]: set(row["survived"]) for row in json.loads(path.read_text(encoding="utf-8"))}
 
 
 def equivalents_file(ex: catalog.Exercise) -> Path:
@@ -244,33 +256,50 @@ def _grade(mutant: Mutant, workdir: Path, wall_s: float) -> str:
     return "survived" if report.max_score and report.score == report.max_score else "killed"
 
 
+def choose(mutants: list[Mutant], sample: int | None, seed: int) -> list[Mutant]:
+    """At most ``sample`` of ``mutants`` drawn with ``seed``, in their order (all when None).
+
+    A shuffled prefix: a smaller sample with the same seed is part of a larger one, so the few
+    mutants of a CI check are among those a maintainer's larger run graded.
+    """
+    if sample is None or sample >= len(mutants):
+        return mutants
+    shuffled = mutants[:]
+    random.Random(seed).shuffle(shuffled)
+    return sorted(shuffled[:sample], key=mutants.index)
+
+
 def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, budget_s: float | None = None,
-                jobs: int = 2, wall_s: float = 120.0, on_mutant=None) -> list[ExerciseMutation]:
+                jobs: int = 2, wall_s: float = 120.0, baseline: dict[str, set[str]] | None = None,
+                on_mutant=None) -> list[ExerciseMutation]:
     """Generate, grade and classify the mutants of each exercise in ``ids``.
 
     ``sample``: grade at most this many mutants per exercise, drawn with ``seed``. ``budget_s``:
-    stop starting new mutants of an exercise once this much time went into it. ``on_mutant(ex_id,
-    mutant, verdict)`` is called as each finishes.
+    stop starting new mutants of an exercise once this much time went into it. ``baseline``
+    (``read_baseline``): survivors already known, which still count against the score but are not
+    new. ``on_mutant(ex_id, mutant, verdict)`` is called as each finishes.
     """
     from grader.engine import forkserver
 
     with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
         try:
             return [_run_exercise(catalog.get_exercise(ex_id), Path(tmp), sample=sample, seed=seed,
-                                  budget_s=budget_s, jobs=jobs, wall_s=wall_s, on_mutant=on_mutant)
+                                  budget_s=budget_s, jobs=jobs, wall_s=wall_s,
+                                  known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
                     for ex_id in ids]
         finally:
             forkserver.close_all()
 
 
 def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, seed: int,
-                  budget_s: float | None, jobs: int, wall_s: float, on_mutant) -> ExerciseMutation:
+                  budget_s: float | None, jobs: int, wall_s: float, known: set[str],
+                  on_mutant) -> ExerciseMutation:
     mutants = generate(ex)
     result = ExerciseMutation(ex.id, generated=len(mutants))
-    chosen = (sorted(random.Random(seed).sample(mutants, sample), key=mutants.index)
-              if sample is not None and sample < len(mutants) else mutants)
+    chosen = choose(mutants, sample, seed)
     result.not_run = len(mutants) - len(chosen)
     equivalent = recorded_equivalents(ex)
+    result.stale = sorted(set(equivalent) - {m.id for m in mutants})
     started = time.monotonic()
 
     def grade(mutant: Mutant) -> tuple[Mutant, str | None]:
@@ -290,6 +319,8 @@ def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, se
             elif verdict == "survived":
                 result.survived.append(mutant.id)
                 result.diffs[mutant.id] = mutant.diff
+                if mutant.id in known:
+                    result.known.append(mutant.id)
             else:
                 getattr(result, verdict).append(mutant.id)
     return result

@@ -64,3 +64,20 @@ def test_options_are_validated_before_any_work():
     assert result.returncode == 2 and "--sample" in result.stderr and "out of range" in result.stderr
     result = run_python("-m", "grader", "mutants", "no.such.exercise")
     assert result.returncode == 2 and "unknown exercise id" in result.stderr
+
+
+def test_every_recorded_equivalent_is_still_generated():
+    # A reference edited since a review changes its mutants' ids: the old reasons no longer apply.
+    for ex in catalog.load_catalog().values():
+        if recorded := mutants.recorded_equivalents(ex):
+            stale = set(recorded) - {m.id for m in mutants.generate(ex)}
+            assert not stale, f"{mutants.equivalents_file(ex).name}: no such mutant any more: {sorted(stale)}"
+
+
+def test_a_smaller_sample_is_part_of_a_larger_one_with_the_same_seed():
+    generated = mutants.generate(catalog.get_exercise("pytorch.autograd.detach_and_no_grad"))
+    for seed in range(5):
+        small, large = mutants.choose(generated, 3, seed), mutants.choose(generated, 8, seed)
+        assert len(small) == 3 and len(large) == 8 and set(small) <= set(large)
+        assert large == [m for m in generated if m in large]  # in the reference's order
+    assert mutants.choose(generated, None, 0) == generated == mutants.choose(generated, 10**6, 0)
