@@ -7,6 +7,7 @@ import argparse
 import math
 
 from grader import defaults
+from grader.errors import UsageError
 
 
 def number(kind: type, what: str, *, low: float, low_included: bool = True,
@@ -44,3 +45,21 @@ def add_limit_options(parser: argparse.ArgumentParser, *, wall: str, memory: boo
         parser.add_argument("--memory-mb", type=MEMORY_MB, default=defaults.MEMORY_MB, metavar="MB",
                             help=f"address-space limit of a grading child in MiB, at least "
                                  f"{MIN_MEMORY_MB} (default: {defaults.MEMORY_MB})")
+
+
+def add_exercise_option(parser: argparse.ArgumentParser, verb: str, default: str) -> None:
+    """``--exercise``/``-e ID``, repeatable: the exercises to ``verb`` (``default``: which when none)."""
+    parser.add_argument("--exercise", "-e", action="append", metavar="ID",
+                        help=f"{verb} only this exercise id (repeatable; default: {default})")
+
+
+def usage_type(parse):
+    """A ``type`` from ``parse``, a function of the option's text that raises ``UsageError`` with
+    the words to show: argparse shows them after the option's name (exit 2, nothing started)."""
+    def typed(text: str):
+        try:
+            return parse(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    typed.__name__ = parse.__name__  # argparse names it in its own errors
+    return typed
