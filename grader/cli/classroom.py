@@ -19,6 +19,12 @@ from grader.errors import UsageError
 from grader.workflows.dask_batch import parse_cluster, read_scheduler_file
 
 
+def _platform_command(sub, name: str, help: str, description: str):
+    """``grader NAME ACTION``, a classroom platform's command; returns its ACTION subparsers."""
+    command = sub.add_parser(name, help=help, description=description)
+    return command.add_subparsers(dest=f"{name}_command", required=True, metavar="ACTION")
+
+
 def _cmd_batch(args: argparse.Namespace) -> int:
     from grader.engine.sandbox import Limits
     from grader.workflows.batch import run_batch
@@ -124,10 +130,8 @@ def _cmd_nbgrader_export(args: argparse.Namespace) -> int:
 
 
 def add_nbgrader(sub) -> None:
-    nbg = sub.add_parser(
-        "nbgrader", help="classroom: export exercises as nbgrader notebooks",
-        description="Integration with nbgrader (https://nbgrader.readthedocs.io).")
-    actions = nbg.add_subparsers(dest="nbgrader_command", required=True, metavar="ACTION")
+    actions = _platform_command(sub, "nbgrader", help="classroom: export exercises as nbgrader notebooks",
+                                description="Integration with nbgrader (https://nbgrader.readthedocs.io).")
     exp = actions.add_parser(
         "export", help="write nbgrader source notebooks, one per exercise",
         description="Write COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb for each exercise: "
@@ -156,10 +160,8 @@ def _cmd_gradescope_build(args: argparse.Namespace) -> int:
 
 
 def add_gradescope(sub) -> None:
-    gs = sub.add_parser(
-        "gradescope", help="classroom: build a Gradescope autograder zip",
-        description="Integration with Gradescope's programming assignments.")
-    actions = gs.add_subparsers(dest="gradescope_command", required=True, metavar="ACTION")
+    actions = _platform_command(sub, "gradescope", help="classroom: build a Gradescope autograder zip",
+                                description="Integration with Gradescope's programming assignments.")
     bld = actions.add_parser(
         "build", help="write an autograder bundle (setup.sh, run_autograder, the kit)",
         description="Write OUT.zip, an autograder per Gradescope's specification: setup.sh installs "
