@@ -1,5 +1,6 @@
-"""argparse ``type`` functions for the CLI's numeric options: a bad value is an error (exit 2,
-naming the option and the accepted range) before any work starts, never a silent fallback."""
+"""The CLI's option types and the options several commands share (``grader.cli`` alone imports
+this module). A bad value is an error (exit 2, naming the option and the accepted range or what
+is wrong) before any work starts, never a silent fallback."""
 
 from __future__ import annotations
 
