@@ -48,28 +48,14 @@ def check_output_file(path: str | None) -> None:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from grader.engine import scoring
     from grader.engine.sandbox import Limits
     from grader.reports import formats
+    from grader.workflows.score import score
 
     check_output_file(args.output)
     limits = Limits(wall_s=args.timeout, test_s=args.test_timeout, memory_mb=args.memory_mb)
-    submission = args.submission or str(catalog.KIT_ROOT / "exercises")
-    if submission.endswith(".ipynb"):
-        from grader.workflows.notebooks import score_notebook
-
-        report = score_notebook(Path(submission), args.exercise, limits=limits,
-                                warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
-    else:
-        # --- learner: the kit's own exercises/ is the learner's work; remember the result. ---
-        from grader import progress
-
-        own = Path(submission).resolve() == (catalog.KIT_ROOT / "exercises").resolve()
-        digests = progress.module_digests(Path(submission), list(catalog.load_catalog().values())) if own else {}
-        report = scoring.score_path(submission, args.exercise, limits=limits)
-        if own:
-            progress.remember_report(report, digests)
-        # --- end learner ---
+    report = score(args.submission, args.exercise, limits=limits,
+                   warn=lambda m: print(f"grader: warning: {m}", file=sys.stderr))
     text = formats.render(report, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -118,16 +104,12 @@ def add_score(sub) -> None:
     score.set_defaults(func=_cmd_score)
 
 
-# --- learner: `grader list` shows each exercise's remembered state (grader.progress); runs nothing. ---
 def _cmd_list(args: argparse.Namespace) -> int:
-    from grader import progress
-    from grader.workflows import status
+    from grader.workflows.status import remembered_states
 
     rows = catalog.select(framework=args.framework, topics=[args.topic] if args.topic else None,
                           difficulty=args.difficulty, max_minutes=args.max_minutes)
-    store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
-    states = {ex.id: status.remembered_status(ex, root, store) for ex in rows}
-    marks = {i: s.state if s else "not checked" for i, s in states.items()}
+    marks = remembered_states(rows)
     console = _console.console()
     if console.is_terminal:
         from rich.table import Table
@@ -150,7 +132,6 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print(f"{len(rows)} exercise(s), {done} done (remembered checks; `grader status` checks what changed)",
           file=sys.stderr)
     return 0
-# --- end learner ---
 
 
 def add_list(sub) -> None:

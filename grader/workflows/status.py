@@ -220,6 +220,15 @@ def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -
     return _status(ex, Path(root), public, store.full(ex, digest), store, True)
 
 
+def remembered_states(exercises: list[catalog.Exercise]) -> dict[str, str]:
+    """Each exercise's state in the kit's ``exercises/`` by id, from the remembered checks alone
+    (``grader list``): running nothing, an exercise whose current content was never checked is
+    ``"not checked"``."""
+    store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
+    states = {ex.id: remembered_status(ex, root, store) for ex in exercises}
+    return {i: s.state if s else "not checked" for i, s in states.items()}
+
+
 def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
                 store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
     """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
