@@ -1,5 +1,6 @@
-"""argparse ``type`` functions for the CLI's numeric options: a bad value is an error (exit 2,
-naming the option and the accepted range) before any work starts, never a silent fallback."""
+"""The CLI's option types and the options several commands share (``grader.cli`` alone imports
+this module). A bad value is an error (exit 2, naming the option and the accepted range or what
+is wrong) before any work starts, never a silent fallback."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import math
 
 from grader import defaults
+from grader.errors import UsageError
 
 
 def number(kind: type, what: str, *, low: float, low_included: bool = True,
@@ -44,3 +46,21 @@ def add_limit_options(parser: argparse.ArgumentParser, *, wall: str, memory: boo
         parser.add_argument("--memory-mb", type=MEMORY_MB, default=defaults.MEMORY_MB, metavar="MB",
                             help=f"address-space limit of a grading child in MiB, at least "
                                  f"{MIN_MEMORY_MB} (default: {defaults.MEMORY_MB})")
+
+
+def add_exercise_option(parser: argparse.ArgumentParser, verb: str, default: str) -> None:
+    """``--exercise``/``-e ID``, repeatable: the exercises to ``verb`` (``default``: which when none)."""
+    parser.add_argument("--exercise", "-e", action="append", metavar="ID",
+                        help=f"{verb} only this exercise id (repeatable; default: {default})")
+
+
+def usage_type(parse):
+    """A ``type`` from ``parse``, a function of the option's text that raises ``UsageError`` with
+    the words to show: argparse shows them after the option's name (exit 2, nothing started)."""
+    def typed(text: str):
+        try:
+            return parse(text)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    typed.__name__ = parse.__name__  # argparse names it in its own errors
+    return typed

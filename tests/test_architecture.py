@@ -59,6 +59,22 @@ def test_every_layer_has_its_package():
         assert (GRADER / layer / "__init__.py").is_file(), f"grader/{layer}/ is missing"
 
 
+# argparse is the CLI's: its parsers live in grader/cli/, their option types in grader/_options.py,
+# and the pytest plugin needs it only to hide its internal options from `pytest --help`.
+ARGPARSE_HOMES = ("grader.cli", "grader._options", "grader.pytest_plugin")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(GRADER.parent)))
+def test_argparse_lives_in_the_cli(path):
+    module = _module_name(path)
+    if any(module == home or module.startswith(home + ".") for home in ARGPARSE_HOMES):
+        return
+    parsing = [f"line {line}: {name}" for line, name in _imports(path)
+               if name.split(".")[0] == "argparse" or name.startswith("grader._options")]
+    assert not parsing, (f"{module} imports argparse or the CLI's option types ({'; '.join(parsing)}): "
+                         "command-line code goes in grader/cli/, option types in grader/_options.py")
+
+
 def _defined_in(module_file: Path) -> set[str]:
     """The top-level names a module defines or imports (static: nothing is imported)."""
     names: set[str] = set()

@@ -9,10 +9,6 @@ import pytest
 import torch
 
 
-def cuda_available() -> bool:
-    return torch.cuda.is_available()
-
-
 def device_params(*, meta: bool = False) -> list:
     """``pytest.param`` devices to parametrize a test over: cpu, meta when ``meta``, and cuda.
 

@@ -34,9 +34,3 @@ def console(file: TextIO | None = None, *, force_terminal: bool | None = None) -
     out = Console(file=file or sys.stdout, highlight=False, force_terminal=force_terminal)
     out.soft_wrap = not out.is_terminal  # a log keeps long lines whole; a terminal wraps them
     return out
-
-
-def styled(state: str) -> str:
-    """``state`` in rich markup, in its colour."""
-    style = STATE_STYLES.get(state)
-    return f"[{style}]{state}[/]" if style else state

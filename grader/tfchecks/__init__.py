@@ -2,22 +2,20 @@
 
 Importing this package imports TensorFlow (quietly: it sets ``TF_CPP_MIN_LOG_LEVEL=2`` and
 ``TF_ENABLE_ONEDNN_OPTS=0`` unless already set), never torch, and splits the CPU into
-``LOGICAL_CPUS`` logical devices when no TensorFlow op has run yet (``logical_cpus``).
+two logical devices when no TensorFlow op has run yet (``logical_cpus``).
 """
 
 from grader._errors import assert_raises_naming
 from grader._shapes import broadcastable_batch_shapes, shapes
 from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
-from grader.tfchecks._env import LOGICAL_CPUS, logical_cpus
+from grader.tfchecks._env import logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
 from grader.tfchecks._strategies import tf_tensors
-from grader.tfchecks._summaries import SummaryEvents, read_summaries
-from grader.tfchecks._tracing import count_traces, retrace_counter
+from grader.tfchecks._summaries import read_summaries
+from grader.tfchecks._tracing import retrace_counter
 
 __all__ = [
-    "LOGICAL_CPUS",
-    "SummaryEvents",
     "assert_close",
     "assert_dtype",
     "assert_raises_naming",
@@ -25,7 +23,6 @@ __all__ = [
     "broadcastable_batch_shapes",
     "central_differences",
     "check_gradients",
-    "count_traces",
     "logical_cpus",
     "mixed_precision",
     "read_summaries",

@@ -3,7 +3,7 @@ step that retraces per batch is a classic performance bug."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from grader.tfchecks._env import tf  # noqa: F401 - a tf.function exists only with TensorFlow loaded
@@ -26,15 +26,3 @@ def retrace_counter(fn: Any, *, name: str = "function") -> Callable[[], int]:
     """
     start = _tracing_count(fn, name)
     return lambda: _tracing_count(fn, name) - start
-
-
-def count_traces(fn: Any, calls: Iterable[Any], *, name: str = "function") -> int:
-    """Call ``fn`` once per item of ``calls``; return how many new traces that caused.
-
-    An item that is a tuple is the positional arguments of one call; anything else is the single
-    argument of one call.
-    """
-    counter = retrace_counter(fn, name=name)
-    for args in calls:
-        fn(*args) if isinstance(args, tuple) else fn(args)
-    return counter()

@@ -19,7 +19,6 @@ The option types below are cheap to import (the CLI's parser uses them); the res
 
 from __future__ import annotations
 
-import argparse
 import io
 import itertools
 import json
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import catalog
+from grader.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.engine.sandbox import Limits
@@ -74,36 +74,45 @@ class Cluster:
         return f"the Dask scheduler at {self.address}{source}"
 
 
-def cluster_option(text: str) -> Cluster:
-    """argparse ``type`` of ``--cluster``: ``local:N`` (N >= 1) or a scheduler address
-    ``[tcp|tls|ws|wss://]HOST:PORT``."""
+def parse_cluster(text: str) -> Cluster:
+    """The cluster ``text`` names (``grader batch --cluster``): ``local:N`` (N >= 1) or a scheduler
+    address ``[tcp|tls|ws|wss://]HOST:PORT``.
+
+    Raises:
+        UsageError: ``text`` is neither.
+    """
     if text.startswith("local:"):
         count = text.removeprefix("local:")
         if not count.isdigit() or int(count) < 1:
-            raise argparse.ArgumentTypeError(
+            raise UsageError(
                 f"{text!r}: expected local:N with N, the number of worker processes, 1 or more")
         return Cluster(local_workers=int(count))
     match = _ADDRESS.match(text)
     if not match or (match["scheme"] or "tcp") not in _SCHEMES or not 1 <= int(match["port"]) <= 65535:
-        raise argparse.ArgumentTypeError(
+        raise UsageError(
             f"{text!r} is not a scheduler address: expected tcp://HOST:PORT (or tls://, ws://, "
             "wss://) with a port from 1 to 65535, or local:N")
     return Cluster(address=text if match["scheme"] else f"tcp://{text}")
 
 
-def scheduler_file_option(text: str) -> Cluster:
-    """argparse ``type`` of ``--scheduler-file``: the JSON file ``dask scheduler
-    --scheduler-file FILE`` writes, holding the scheduler's address."""
+def read_scheduler_file(text: str) -> Cluster:
+    """The cluster whose scheduler wrote the file at path ``text`` (``grader batch
+    --scheduler-file``): the JSON file ``dask scheduler --scheduler-file FILE`` writes, holding
+    the scheduler's address.
+
+    Raises:
+        UsageError: there is no such file, or it holds no scheduler address.
+    """
     path = Path(text)
     if not path.is_file():
-        raise argparse.ArgumentTypeError(
+        raise UsageError(
             f"{text}: no such file (give the file that `dask scheduler --scheduler-file` wrote)")
     try:
         address = json.loads(path.read_text(encoding="utf-8"))["address"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         address = None
     if not isinstance(address, str) or not address:
-        raise argparse.ArgumentTypeError(f"{text} is not a Dask scheduler file: it holds no "
+        raise UsageError(f"{text} is not a Dask scheduler file: it holds no "
                                          "scheduler address")
     return Cluster(address=address, scheduler_file=text)
 

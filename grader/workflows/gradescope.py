@@ -7,8 +7,9 @@ The zip follows Gradescope's autograder specification
   in ``/autograder/venv``, installs a CPU build of torch from PyTorch's wheel index (Gradescope has no
   GPU; CUDA tests are left out of the maximum) and the kit from the bundled source;
 - ``run_autograder`` (run for every submission, in ``/autograder``): runs
-  ``python -m grader.workflows.gradescope run``, which lays the submission out like ``exercises/``, grades it
-  as ``grader score --format gradescope`` does and writes ``/autograder/results/results.json``;
+  ``python -m grader.cli.autograder run``, which calls ``run`` below: it lays the submission out
+  like ``exercises/``, grades it as ``grader score --format gradescope`` does and writes
+  ``/autograder/results/results.json`` once;
 - ``kit/``: the kit's ``grader`` package, catalog and project files, and the chosen exercises'
   stubs, public tests and hidden tests (not the reference solutions). Students never see the
   autograder bundle.
@@ -22,7 +23,6 @@ exercise, found by the exercise id in their metadata or their file name). ``AUTO
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -60,7 +60,7 @@ export DRILLS_KIT_ROOT="$ROOT/source/kit"
 export PYTHONPATH="$DRILLS_KIT_ROOT${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$ROOT/results"
 cd "$ROOT"
-exec "$PYTHON" -m grader.workflows.gradescope run --root "$ROOT"
+exec "$PYTHON" -m grader.cli.autograder run --root "$ROOT"
 """
 
 
@@ -179,43 +179,3 @@ def run(root: Path) -> int:
         print(f"grader: autograder error: {exc!r}", file=sys.stderr)
         return 1
 
-
-def _cmd_build(args: argparse.Namespace) -> int:
-    ids = build(Path(args.out), args.exercise)
-    print(f"wrote {args.out}: a Gradescope autograder for {len(ids)} exercise(s); upload it as the "
-          "assignment's autograder (Ubuntu 24.04 base image)", file=sys.stderr)
-    return 0
-
-
-def register(sub) -> None:
-    """Add the ``gradescope`` command (``grader gradescope build``) to the CLI's subparsers."""
-    gs = sub.add_parser(
-        "gradescope", help="classroom: build a Gradescope autograder zip",
-        description="Integration with Gradescope's programming assignments.")
-    actions = gs.add_subparsers(dest="gradescope_command", required=True, metavar="ACTION")
-    bld = actions.add_parser(
-        "build", help="write an autograder bundle (setup.sh, run_autograder, the kit)",
-        description="Write OUT.zip, an autograder per Gradescope's specification: setup.sh installs "
-                    "Python, a CPU build of torch and the bundled kit; run_autograder grades each "
-                    "submission (a folder laid out like exercises/, module files named like the "
-                    "exercises' modules, or notebooks) on the public and hidden tests and writes "
-                    "/autograder/results/results.json. The bundle holds the hidden tests but not "
-                    "the reference solutions.")
-    bld.add_argument("out", metavar="OUT.zip", help="where to write the zip")
-    bld.add_argument("--exercise", "-e", action="append", metavar="ID",
-                     help="grade only this exercise id (repeatable; default: all)")
-    bld.set_defaults(func=_cmd_build)
-
-
-def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.workflows.gradescope",
-                                     description="Gradescope's side of the autograder bundle.")
-    actions = parser.add_subparsers(dest="action", required=True)
-    run_parser = actions.add_parser("run", help="grade ROOT/submission into ROOT/results/results.json")
-    run_parser.add_argument("--root", default="/autograder", help="default: /autograder")
-    args = parser.parse_args(argv)
-    return run(Path(args.root))
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

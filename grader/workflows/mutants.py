@@ -22,23 +22,19 @@ dropped ``.detach()``/``.clone()``/``.contiguous()``, dropped ``no_grad``-style 
 
 from __future__ import annotations
 
-import argparse
 import ast
 import difflib
 import hashlib
-import json
 import random
-import sys
 import tempfile
 import time
 import tomllib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import catalog
-from grader._options import JOBS, POSITIVE_SECONDS
 
 # cosmic-ray's operators that make sense for tensor code (bit shifts and friends do not).
 COSMIC_RAY_OPERATORS = tuple(f"core/{name}" for name in (
@@ -324,58 +320,3 @@ def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, se
             else:
                 getattr(result, verdict).append(mutant.id)
     return result
-
-
-def _print_table(results: list[ExerciseMutation]) -> None:
-    print(f"{'exercise':<40} {'mutants':>7} {'run':>5} {'killed':>6} {'timeout':>7} {'survived':>8} "
-          f"{'equiv':>5} {'score':>6}")
-    for r in results:
-        ran = len(r.killed) + len(r.timed_out) + len(r.survived) + len(r.equivalent)
-        score = "-" if r.score is None else f"{100 * r.score:.0f}%"
-        print(f"{r.exercise:<40} {r.generated:>7} {ran:>5} {len(r.killed):>6} {len(r.timed_out):>7} "
-              f"{len(r.survived):>8} {len(r.equivalent):>5} {score:>6}")
-    for r in results:
-        for mutant_id in r.survived:
-            print(f"\nsurvived: {r.exercise} {mutant_id}\n{r.diffs[mutant_id]}", end="")
-
-
-def _cmd_mutants(args: argparse.Namespace) -> int:
-    ids = args.ids or list(catalog.load_catalog())
-    for ex_id in ids:
-        catalog.get_exercise(ex_id)  # unknown ids fail before any work starts
-
-    def progress(ex_id: str, mutant: Mutant, verdict: str) -> None:
-        print(f"  {ex_id} {mutant.id}: {verdict}", file=sys.stderr)
-
-    results = run_mutants(ids, sample=args.sample, seed=args.seed, budget_s=args.budget,
-                          jobs=args.jobs, wall_s=args.timeout, on_mutant=progress if args.verbose else None)
-    _print_table(results)
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) | {"score": r.score} for r in results], indent=2),
-                                   encoding="utf-8")
-    new = sum(len(r.survived) for r in results)
-    if new:
-        print(f"\n{new} mutant(s) survived that are not recorded as equivalent: strengthen the hidden "
-              "tests, or record a reviewed reason in the exercise's .mutants.toml", file=sys.stderr)
-    return 1 if new else 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser(
-        "mutants", help="maintainers: measure each hidden suite by mutation testing of the reference",
-        description="Grade small changes (mutants) of each exercise's reference solution and report "
-                    "how many the tests kill. Exit status 1 when a mutant survives that is not "
-                    "recorded as equivalent in the exercise's .mutants.toml.")
-    parser.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
-    parser.add_argument("--sample", type=JOBS, metavar="N",
-                        help="grade at most N mutants per exercise, drawn with --seed")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default: 0)")
-    parser.add_argument("--budget", type=POSITIVE_SECONDS, metavar="SECONDS",
-                        help="stop starting new mutants of an exercise after this long")
-    parser.add_argument("--jobs", "-j", type=JOBS, default=2, metavar="N",
-                        help="mutants graded at once (default: 2)")
-    parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=120.0, metavar="S",
-                        help="wall-clock limit per mutant in seconds (default: 120)")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print each mutant's verdict")
-    parser.set_defaults(func=_cmd_mutants)

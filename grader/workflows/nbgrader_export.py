@@ -276,37 +276,3 @@ def export(course_dir: Path, assignment: str, exercise_ids: list[str] | None = N
         print(f"grader: note: {config} exists; add these settings to it for tensor-drills "
               f"notebooks:\n{settings}", file=sys.stderr)
     return written
-
-
-def _cmd_export(args) -> int:
-    written = export(Path(args.course_dir), args.assignment, args.exercise)
-    for path in written:
-        print(path)
-    print(f"{len(written)} source notebook(s) written; next: cd {args.course_dir} && "
-          f"nbgrader generate_assignment {args.assignment}", file=sys.stderr)
-    return 0
-
-
-def register(sub) -> None:
-    """Add the ``nbgrader`` command (``grader nbgrader export``) to the CLI's subparsers."""
-    nbg = sub.add_parser(
-        "nbgrader", help="classroom: export exercises as nbgrader notebooks",
-        description="Integration with nbgrader (https://nbgrader.readthedocs.io).")
-    actions = nbg.add_subparsers(dest="nbgrader_command", required=True, metavar="ACTION")
-    exp = actions.add_parser(
-        "export", help="write nbgrader source notebooks, one per exercise",
-        description="Write COURSE_DIR/source/ASSIGNMENT/<exercise id>.ipynb for each exercise: "
-                    "the question, an answer cell (the stub, with the reference as the nbgrader "
-                    "solution), and one autograded test cell per public and hidden test case, "
-                    "worth the kit's points (CUDA-only cases are left out). Also writes "
-                    "COURSE_DIR/nbgrader_config.py when there is none, and a copy of the grader's "
-                    "test runtime beside the notebooks (so students can run the public tests). "
-                    "Then run `nbgrader generate_assignment ASSIGNMENT` in COURSE_DIR. Hidden "
-                    "tests run from this kit when nbgrader autogrades; feedback shows their "
-                    "outcome and message, never their source.")
-    exp.add_argument("course_dir", metavar="COURSE_DIR", help="the nbgrader course directory")
-    exp.add_argument("--assignment", "-a", required=True, metavar="NAME",
-                     help="nbgrader assignment name (letters, digits, '_', '-', '.')")
-    exp.add_argument("--exercise", "-e", action="append", metavar="ID",
-                     help="export only this exercise id (repeatable; default: all)")
-    exp.set_defaults(func=_cmd_export)

@@ -11,7 +11,6 @@ removed again if it fails.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -19,7 +18,6 @@ import tomllib
 from pathlib import Path
 
 from grader import PACKAGE_DIR, __version__, catalog
-from grader._options import MINUTES
 from grader.engine.intake import MANIFEST_NAME
 from grader.errors import ReleaseError
 from grader.workflows import stubs
@@ -372,37 +370,3 @@ def write_bundle(out: Path, exercises: list[catalog.Exercise], budget: int | Non
         shutil.rmtree(out, ignore_errors=True)
         raise
     return out
-
-
-def _cmd_release(args: argparse.Namespace) -> int:
-    exercises = choose(args.exercise, args.select, args.topic, args.minutes)
-    out = write_bundle(Path(args.out_dir), exercises, args.minutes)
-    for ex in exercises:
-        print(f"  {ex.id:<44} {ex.difficulty:<6} {ex.minutes:>3} min")
-    print(f"wrote a take-home of {len(exercises)} exercise(s), "
-          f"{sum(ex.minutes for ex in exercises)} min, to {out} (see {out / 'README.md'})")
-    return 0
-
-
-def register(sub) -> None:
-    """Add the ``release`` subcommand to the CLI's subparsers."""
-    rel = sub.add_parser(
-        "release", help="hiring: write a take-home bundle for candidates",
-        description="Write a self-contained take-home into OUT_DIR: the chosen stubs and their "
-                    "public tests (laid out like exercises/), the grader's pytest plugin and "
-                    "check library, a pyproject.toml (`pip install -e .` then `pytest`) and a "
-                    "README with the task list, time budget and how to submit (zip the exercises "
-                    "folder; grade it with `grader score` or `grader batch`). Nothing from "
-                    "solutions/ is included; the bundle is checked for leaks before it is kept. "
-                    "With --minutes, exercises are picked greedily: topics take turns, each adding "
-                    "its first exercise (catalog order) that still fits the time left.")
-    rel.add_argument("out_dir", metavar="OUT_DIR", help="where to write the bundle (absent or empty)")
-    rel.add_argument("--exercise", "-e", action="append", metavar="ID",
-                     help="include this exercise (repeatable); overrides --select and --topic")
-    rel.add_argument("--select", action="append", metavar="PATTERN",
-                     help="include ids matching this shell pattern, e.g. 'pytorch.autograd.*' (repeatable)")
-    rel.add_argument("--topic", action="append", metavar="TOPIC",
-                     help="cover this topic, e.g. autograd or pytorch.autograd (repeatable)")
-    rel.add_argument("--minutes", type=MINUTES, metavar="N",
-                     help="time budget: pick exercises whose minutes add up to at most N")
-    rel.set_defaults(func=_cmd_release)

@@ -17,7 +17,6 @@ This module imports neither torch nor TensorFlow: only the children do.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -27,9 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import _records, catalog, defaults, progress
-from grader._options import add_limit_options
 from grader._records import Event
-from grader.errors import UsageError
 from grader.outcomes import State, TestStatus, classify
 from grader.reports import console as _console
 
@@ -223,6 +220,15 @@ def remembered_status(ex: catalog.Exercise, root: Path, store: progress.Store) -
     return _status(ex, Path(root), public, store.full(ex, digest), store, True)
 
 
+def remembered_states(exercises: list[catalog.Exercise]) -> dict[str, str]:
+    """Each exercise's state in the kit's ``exercises/`` by id, from the remembered checks alone
+    (``grader list``): running nothing, an exercise whose current content was never checked is
+    ``"not checked"``."""
+    store, root = progress.Store(), catalog.KIT_ROOT / "exercises"
+    states = {ex.id: remembered_status(ex, root, store) for ex in exercises}
+    return {i: s.state if s else "not checked" for i, s in states.items()}
+
+
 def _full_check(root: Path, exercises: list[catalog.Exercise], digests: dict[str, str | None],
                 store: progress.Store, timeout_s: float, test_timeout_s: float) -> list[str]:
     """Grade ``exercises`` as ``grader score`` does and remember each result; returns problems."""
@@ -376,46 +382,3 @@ def print_rich(progress_: Progress, console) -> None:
     console.print()
     for line in _footer(progress_):
         console.print(Text(line, style="red" if line.startswith("problem:") else ""))
-
-
-def _cmd_status(args) -> int:
-    if not Path(args.dir).is_dir():
-        raise UsageError(f"not a folder: {args.dir}")
-    exercises = catalog.select(framework=args.framework, topics=args.topic)
-    if not exercises:
-        raise UsageError("no exercise matches these filters (see `grader list`)")
-    progress_ = collect(Path(args.dir), exercises, full=args.full, rerun=args.rerun,
-                        timeout_s=args.timeout, test_timeout_s=args.test_timeout)
-    console = _console.console()
-    if args.json:
-        sys.stdout.write(json.dumps(progress_.to_dict(), indent=2) + "\n")
-    elif console.is_terminal:
-        print_rich(progress_, console)
-    else:
-        sys.stdout.write(render(progress_))
-    return 1 if progress_.problems else 0
-
-
-def register(sub) -> None:
-    """Add the ``status`` subcommand to the CLI's subparsers."""
-    status = sub.add_parser(
-        "status", help="your progress: which exercises are done, failing or not started",
-        description="Show, per topic and exercise, the public check (the public tests) and the full "
-                    "check (public and hidden tests, as `grader score` runs them) of DIR's modules, "
-                    "with counts per difficulty and the next exercise to try (the easiest one not "
-                    "done). An exercise is done only when the full check of its current content "
-                    "gave full marks. Results are remembered per file content in the kit's "
-                    ".grader/ folder: only changed exercises run again.")
-    status.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
-                        help="folder laid out like exercises/ (default: the kit's exercises/)")
-    status.add_argument("--framework", choices=catalog.FRAMEWORKS)
-    status.add_argument("--topic", action="append", metavar="TOPIC",
-                        help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
-    status.add_argument("--full", action="store_true",
-                        help="also run the hidden tests of the exercises whose public checks pass and "
-                             "whose current content has no full check yet")
-    status.add_argument("--rerun", action="store_true",
-                        help="run the checks again instead of using remembered results")
-    status.add_argument("--json", action="store_true", help="print the progress as JSON")
-    add_limit_options(status, wall="each run (public tests, full check)")
-    status.set_defaults(func=_cmd_status)

@@ -19,12 +19,10 @@ back.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import os
 import re
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,16 +142,6 @@ def hints(ex: catalog.Exercise, from_dir: Path | None = None) -> str:
     return "\n".join(out).strip()
 
 
-def _cmd_hint(args: argparse.Namespace) -> int:
-    ex = catalog.get_exercise(args.id)
-    text = hints(ex, Path(args.from_dir) if args.from_dir else None)
-    print(f"{ex.id}: {ex.title}")
-    print(f"{ex.difficulty}, about {ex.minutes} min; edit exercises/{ex.relpath.as_posix()}\n")
-    print(f"Hints\n-----\n{text}" if text else "This exercise's stub has no Hints section: "
-          "its docstring's Contract is the specification.")
-    return 0
-
-
 @dataclass(frozen=True)
 class Attempt:
     """A kept version of a learner's module."""
@@ -268,117 +256,3 @@ def restore(ex: catalog.Exercise, root: Path, number: int | None = None) -> tupl
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(content)
     return target, chosen, kept
-
-
-def _confirm(question: str, yes: bool) -> bool:
-    if yes:
-        return True
-    try:
-        answer = input(f"{question} [y/N] ")
-    except EOFError:
-        answer = ""
-    if answer.strip().lower() in ("y", "yes"):
-        return True
-    print("nothing changed (pass --yes to skip this question)", file=sys.stderr)
-    return False
-
-
-def _cmd_reset(args: argparse.Namespace) -> int:
-    ex = catalog.get_exercise(args.id)
-    root = Path(args.dir)
-    from_dir = Path(args.from_dir) if args.from_dir else None
-    target = root / ex.relpath
-    if not _confirm(f"Replace {target} with the untouched stub of {ex.id}? "
-                    f"(your version is kept in {attempts_dir(ex)})", args.yes):
-        return 1
-    module, kept, origin = reset(ex, root, from_dir)
-    if kept is None:
-        print(f"{module} is the untouched stub (from {origin})")
-    else:
-        print(f"reset {module} from {origin}\nyour version is kept as attempt {kept.number}: {kept.path}\n"
-              f"(`grader attempts {ex.id}` lists them, `grader restore {ex.id} {kept.number}` brings it back)")
-    return 0
-
-
-def _cmd_attempts(args: argparse.Namespace) -> int:
-    exercises = [catalog.get_exercise(args.id)] if args.id else list(catalog.load_catalog().values())
-    shown = 0
-    for ex in exercises:
-        kept = attempts(ex)
-        if kept:
-            print(ex.id)
-        for attempt in kept:
-            lines = len(attempt.path.read_bytes().splitlines())
-            print(f"  {attempt.number:>3}  {attempt.saved_at}  {lines:>4} lines  {attempt.path}")
-        shown += len(kept)
-    if not shown:
-        print(f"no kept attempts{' of ' + args.id if args.id else ''} in {progress.state_dir() / 'attempts'} "
-              "(`grader reset` keeps your version there)", file=sys.stderr)
-    return 0
-
-
-def _cmd_restore(args: argparse.Namespace) -> int:
-    ex = catalog.get_exercise(args.id)
-    root = Path(args.dir)
-    which = f"attempt {args.number}" if args.number is not None else "your newest kept attempt"
-    if not _confirm(f"Replace {root / ex.relpath} with {which} of {ex.id}? "
-                    f"(the version there now is kept too)", args.yes):
-        return 1
-    module, chosen, kept = restore(ex, root, args.number)
-    print(f"restored attempt {chosen.number} ({chosen.saved_at}) to {module}"
-          + (f"\nthe version it replaced is kept as attempt {kept.number}: {kept.path}" if kept else ""))
-    return 0
-
-
-def register(sub) -> None:
-    """Add the ``hint``, ``reset``, ``attempts`` and ``restore`` subcommands to the CLI's subparsers."""
-    hint = sub.add_parser(
-        "hint", help="show the hints of an exercise",
-        description="Print the Hints section of an exercise stub's docstring, with its title and "
-                    "time estimate. The hints come from the pristine stub, so editing your copy "
-                    "does not lose them.")
-    hint.add_argument("id", metavar="ID", help="exercise id, e.g. pytorch.tensors.broadcasting")
-    hint.add_argument("--from", dest="from_dir", metavar="DIR",
-                      help="folder of untouched stubs to read the hints from (see `grader reset -h`)")
-    hint.set_defaults(func=_cmd_hint)
-
-    rst = sub.add_parser(
-        "reset", help="restore one exercise to its untouched stub (your version is kept)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Replace one exercise module in DIR with its untouched stub, leaving every "
-                    "other file alone. Your version is kept first, as a numbered attempt in the "
-                    "kit's .grader/attempts/<id>/: every reset keeps one, none is overwritten "
-                    "(`grader attempts`, `grader restore`).\n\n"
-                    "The untouched stub comes from, in order:\n"
-                    "  1. --from DIR, a folder laid out like exercises/ with untouched stubs;\n"
-                    "  2. the kit's git history: the newest committed version that is still a\n"
-                    "     stub (so committing your own work does not break reset);\n"
-                    "  3. grader/_stubs/, the copies a `grader release` bundle ships.\n"
-                    "Otherwise it stops with an error asking for --from.")
-    rst.add_argument("id", metavar="ID", help="exercise id, e.g. pytorch.tensors.broadcasting")
-    rst.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
-                     help="folder laid out like exercises/ (default: the kit's exercises/)")
-    rst.add_argument("--from", dest="from_dir", metavar="DIR",
-                     help="folder laid out like exercises/ holding the untouched stubs")
-    rst.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    rst.set_defaults(func=_cmd_reset)
-
-    att = sub.add_parser(
-        "attempts", help="list the versions of your code that reset and restore kept",
-        description="List the kept attempts (number, when it was kept, size, file), of one exercise "
-                    "or of all.")
-    att.add_argument("id", nargs="?", metavar="ID", help="exercise id (default: every exercise)")
-    att.set_defaults(func=_cmd_attempts)
-
-    rsr = sub.add_parser(
-        "restore", help="bring back a kept attempt of one exercise",
-        description="Put a kept attempt (default: the newest) back as the exercise module in DIR. "
-                    "The version it replaces is kept as an attempt too, unless it is the untouched "
-                    "stub or already kept.")
-    rsr.add_argument("id", metavar="ID", help="exercise id, e.g. pytorch.tensors.broadcasting")
-    rsr.add_argument("number", nargs="?", type=int, metavar="N",
-                     help="the attempt's number, from `grader attempts ID` (default: the newest)")
-    rsr.add_argument("dir", nargs="?", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
-                     help="folder laid out like exercises/ (default: the kit's exercises/)")
-    rsr.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    rsr.set_defaults(func=_cmd_restore)

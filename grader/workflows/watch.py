@@ -20,9 +20,6 @@ import threading
 from pathlib import Path
 
 from grader import catalog, defaults, progress
-from grader._options import add_limit_options
-from grader.errors import UsageError
-from grader.reports import console as _console
 from grader.workflows import status
 
 DEBOUNCE_MS = 300  # an editor's save is often several writes; wait for them to settle
@@ -162,41 +159,3 @@ class Watcher:
             pass
         self.say("stopped watching")
         return 0
-
-
-def _cmd_watch(args) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
-        raise UsageError(f"not a folder: {args.dir}")
-    exercises = catalog.select(framework=args.framework, topics=args.topic)
-    start = catalog.get_exercise(args.id) if args.id else None
-    if start is not None and start not in exercises:
-        exercises.append(start)
-    if not exercises:
-        raise UsageError("no exercise matches these filters (see `grader list`)")
-    try:
-        import watchfiles  # noqa: F401
-    except ImportError:
-        raise UsageError("`grader watch` needs the watchfiles package: pip install watchfiles") from None
-    watcher = Watcher(root, exercises, _console.console(), timeout_s=args.timeout,
-                      test_timeout_s=args.test_timeout)
-    return watcher.run(start)
-
-
-def register(sub) -> None:
-    """Add the ``watch`` subcommand to the CLI's subparsers."""
-    watch = sub.add_parser(
-        "watch", help="check the exercise you are editing on every save",
-        description="Check an exercise (ID, else the next one not done), then watch DIR: every save "
-                    "of an exercise module checks that exercise (public tests, then the hidden ones "
-                    "once those pass) and shows the first failing check; a done exercise moves you "
-                    "to the next. Results are remembered for `grader status` and `grader list`. "
-                    "Ends when every selected exercise is done, or on Ctrl-C.")
-    watch.add_argument("id", nargs="?", metavar="ID", help="the exercise to start with")
-    watch.add_argument("--dir", default=str(catalog.KIT_ROOT / "exercises"), metavar="DIR",
-                       help="folder laid out like exercises/ (default: the kit's exercises/)")
-    watch.add_argument("--framework", choices=catalog.FRAMEWORKS)
-    watch.add_argument("--topic", action="append", metavar="TOPIC",
-                       help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
-    add_limit_options(watch, wall="each check")
-    watch.set_defaults(func=_cmd_watch)

@@ -346,11 +346,11 @@ def test_cluster_options_are_checked_before_any_work(argv, expected, tmp_path, c
 
 @pytest.mark.parametrize("port", ["1", "65535"])
 def test_both_ends_of_the_port_range_are_accepted(port):
-    from grader.workflows.dask_batch import cluster_option
+    from grader.workflows.dask_batch import parse_cluster
 
-    assert cluster_option(f"tcp://10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"
-    assert cluster_option(f"10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"
-    assert cluster_option("local:1").local_workers == 1
+    assert parse_cluster(f"tcp://10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"
+    assert parse_cluster(f"10.0.0.5:{port}").address == f"tcp://10.0.0.5:{port}"
+    assert parse_cluster("local:1").local_workers == 1
 
 
 def test_the_local_batch_never_imports_dask():
