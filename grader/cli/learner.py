@@ -34,17 +34,17 @@ def _selection_options(parser: argparse.ArgumentParser) -> None:
                         help="only this topic, e.g. autograd or pytorch.autograd (repeatable)")
 
 
-def check_output_file(path: str | None) -> None:
-    """Refuse an ``-o`` path that cannot be written, before the grading starts."""
+def check_output_file(path: str | None, option: str = "--output") -> None:
+    """Refuse an output file (``option``'s value) that cannot be written, before any work starts."""
     if path is None:
         return
     target = Path(path)
     if target.is_dir():
-        raise UsageError(f"--output {path} is a folder; give a file name")
+        raise UsageError(f"{option} {path} is a folder; give a file name")
     if not target.parent.is_dir():
-        raise UsageError(f"--output {path}: folder {target.parent} does not exist")
+        raise UsageError(f"{option} {path}: folder {target.parent} does not exist")
     if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise UsageError(f"--output {path}: not writable")
+        raise UsageError(f"{option} {path}: not writable")
 
 
 def _cmd_score(args: argparse.Namespace) -> int:

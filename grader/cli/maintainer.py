@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from grader import catalog
 from grader._options import JOBS, MINUTES, POSITIVE_SECONDS
+from grader.cli.learner import check_output_file
+from grader.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.workflows.mutants import ExerciseMutation, Mutant
@@ -93,28 +95,45 @@ def _print_mutants(results: list[ExerciseMutation]) -> None:
               f"{len(r.survived):>8} {len(r.equivalent):>5} {score:>6}")
     for r in results:
         for mutant_id in r.survived:
-            print(f"\nsurvived: {r.exercise} {mutant_id}\n{r.diffs[mutant_id]}", end="")
+            known = " (known: the baseline run had it too)" if mutant_id in r.known else ""
+            print(f"\nsurvived{known}: {r.exercise} {mutant_id}\n{r.diffs[mutant_id]}", end="")
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
-    from grader.workflows.mutants import run_mutants
+    from grader.workflows.mutants import equivalents_file, read_baseline, run_mutants
 
     ids = args.ids or list(catalog.load_catalog())
     for ex_id in ids:
         catalog.get_exercise(ex_id)  # unknown ids fail before any work starts
+    check_output_file(args.json, "--json")
+    baseline = None
+    if args.baseline:
+        try:
+            baseline = read_baseline(Path(args.baseline))
+        except FileNotFoundError:
+            raise UsageError(f"--baseline {args.baseline}: no such file") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise UsageError(f"--baseline {args.baseline}: not the --json output of grader mutants "
+                             f"({type(exc).__name__}: {exc})") from None
 
     def progress(ex_id: str, mutant: Mutant, verdict: str) -> None:
         print(f"  {ex_id} {mutant.id}: {verdict}", file=sys.stderr)
 
     results = run_mutants(ids, sample=args.sample, seed=args.seed, budget_s=args.budget,
-                          jobs=args.jobs, wall_s=args.timeout, on_mutant=progress if args.verbose else None)
+                          jobs=args.jobs, wall_s=args.timeout, baseline=baseline,
+                          on_mutant=progress if args.verbose else None)
     _print_mutants(results)
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) | {"score": r.score} for r in results], indent=2),
                                    encoding="utf-8")
-    new = sum(len(r.survived) for r in results)
+    for r in results:
+        if r.stale:
+            name = equivalents_file(catalog.get_exercise(r.exercise)).name
+            print(f"grader: warning: {name} records mutants the reference no longer yields (it changed "
+                  f"since the review): {', '.join(r.stale)}", file=sys.stderr)
+    new = sum(len(r.new_survivors) for r in results)
     if new:
-        print(f"\n{new} mutant(s) survived that are not recorded as equivalent: strengthen the hidden "
+        print(f"\n{new} new mutant(s) survived that are not recorded as equivalent: strengthen the hidden "
               "tests, or record a reviewed reason in the exercise's .mutants.toml", file=sys.stderr)
     return 1 if new else 0
 
@@ -124,7 +143,8 @@ def add_mutants(sub) -> None:
         "mutants", help="maintainers: measure each hidden suite by mutation testing of the reference",
         description="Grade small changes (mutants) of each exercise's reference solution and report "
                     "how many the tests kill. Exit status 1 when a mutant survives that is not "
-                    "recorded as equivalent in the exercise's .mutants.toml.")
+                    "recorded as equivalent in the exercise's .mutants.toml (nor, with --baseline, "
+                    "known from an earlier run).")
     parser.add_argument("ids", nargs="*", metavar="ID", help="exercise ids (default: all)")
     parser.add_argument("--sample", type=JOBS, metavar="N",
                         help="grade at most N mutants per exercise, drawn with --seed")
@@ -136,5 +156,8 @@ def add_mutants(sub) -> None:
     parser.add_argument("--timeout", type=POSITIVE_SECONDS, default=120.0, metavar="S",
                         help="wall-clock limit per mutant in seconds (default: 120)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="an earlier run's --json output: its survivors still count against the "
+                             "score but are not new, so they do not fail the run")
     parser.add_argument("--verbose", "-v", action="store_true", help="print each mutant's verdict")
     parser.set_defaults(func=_cmd_mutants)

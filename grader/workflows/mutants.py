@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import difflib
 import hashlib
+import json
 import random
 import tempfile
 import time

@@ -64,6 +64,19 @@ def test_options_are_validated_before_any_work():
     assert result.returncode == 2 and "--sample" in result.stderr and "out of range" in result.stderr
     result = run_python("-m", "grader", "mutants", "no.such.exercise")
     assert result.returncode == 2 and "unknown exercise id" in result.stderr
+    result = run_python("-m", "grader", "mutants", EX.id, "--baseline", "no-such-file.json")
+    assert result.returncode == 2 and "--baseline no-such-file.json: no such file" in result.stderr
+
+
+def test_baseline_survivors_are_known_not_new(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps([{"exercise": EX.id, "survived": ["core/NumberReplacer@1"]}]))
+    row = mutants.ExerciseMutation(EX.id, survived=["core/NumberReplacer@1", "core/NumberReplacer@2"])
+    row.known = [m for m in row.survived if m in mutants.read_baseline(baseline)[EX.id]]
+    assert row.new_survivors == ["core/NumberReplacer@2"] and row.score == 0.0
+    baseline.write_text('{"not": "rows"}')
+    result = run_python("-m", "grader", "mutants", EX.id, "--baseline", str(baseline))
+    assert result.returncode == 2 and "not the --json output" in result.stderr
 
 
 def test_every_recorded_equivalent_is_still_generated():
