@@ -125,7 +125,8 @@ def contract_bullets(stub: Path) -> list[str]:
     return [_normalise(b) for b in bullets]
 
 
-def _test_functions(path: Path) -> set[str]:
+def test_functions(path: Path) -> set[str]:
+    """The names of the test functions defined at the top of the test file ``path``."""
     if not path.is_file():
         return set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -148,7 +149,7 @@ def problems(contract: Contract) -> list[str]:
     for bullet in bullets:
         if not any(q in bullet for q in quotes):
             found.append(f"contract bullet with no clause: {bullet[:100]!r}")
-    hidden, public = _test_functions(ex.hidden_tests), _test_functions(ex.public_tests)
+    hidden, public = test_functions(ex.hidden_tests), test_functions(ex.public_tests)
     named = {t.split("[", 1)[0] for c in contract.clauses for t in c.tests}
     for name in sorted(named - hidden - public):
         found.append(f"clause names a test that does not exist: {name}")

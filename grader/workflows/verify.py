@@ -6,6 +6,8 @@ hidden test: one of the tests of the contract clause it is said to break (``grad
 the contract table names one. A constant-output submission the table names earns no more than the
 table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
+A wrong solution the table names is graded on the tests of its clauses only (when they include a
+hidden test): that is what it must fail, and the rest of the suite would only cost time.
 """
 
 from __future__ import annotations
@@ -77,6 +79,18 @@ def _names(test: str, result_name: str) -> bool:
     return result_name == test or ("[" not in test and result_name.split("[", 1)[0] == test)
 
 
+def _tests_that_must_fail(ex: catalog.Exercise, mistake: str) -> set[str]:
+    """The tests of the clauses ``mistake`` is said to break, when they include a hidden one (it
+    must fail a hidden test); empty: run every test (an unnamed mistake, or the constant
+    submission, whose points over the whole suite are capped)."""
+    table = contract.load(ex)
+    if table.constant and table.constant.solution == mistake:
+        return set()
+    tests = {test for clause in table.clauses_breaking(mistake) for test in clause.tests}
+    hidden = contract.test_functions(ex.hidden_tests)
+    return tests if any(test.split("[", 1)[0] in hidden for test in tests) else set()
+
+
 def _by_id(report: Report) -> dict[str, ExerciseResult]:
     return {ex.id: ex for ex in report.exercises}
 
@@ -94,6 +108,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         jobs_by_name: dict[str, tuple[Path, list[str]]] = {
             "reference": (catalog.KIT_ROOT / "solutions", [ex.id for ex in exercises]),
             "stub": (catalog.KIT_ROOT / "exercises", [ex.id for ex in exercises])}
+        tests_to_run: dict[str, dict[str, set[str]]] = {}  # run name -> exercise id -> tests
         rounds: list[dict[str, Path]] = []
         for k in range(max((len(ex.wrong_solutions) for ex in exercises), default=0)):
             chosen = {ex.id: ex.wrong_solutions[k] for ex in exercises if len(ex.wrong_solutions) > k}
@@ -104,11 +119,13 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
                 shutil.copyfile(src, target)
             rounds.append(chosen)
             jobs_by_name[f"wrong{k}"] = (root, list(chosen))
+            tests_to_run[f"wrong{k}"] = {ex_id: tests for ex_id, src in chosen.items()
+                                         if (tests := _tests_that_must_fail(catalog.get_exercise(ex_id), src.stem))}
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
             # Forked from a server that imported the frameworks and collected the tests once.
-            report = score_submission(root, selected, limits=limits, fork=True)
+            report = score_submission(root, selected, limits=limits, fork=True, select=tests_to_run.get(name))
             if on_run:
                 on_run(name, report)
             return report
