@@ -2,7 +2,7 @@
 
 Runs between the grader and the child, so the grader's own (possibly multithreaded) process never
 uses ``preexec_fn``; the fork server calls ``apply`` in each forked child instead. ``POLICY`` is
-JSON with ``cpu_s``, ``memory_mb``, ``file_mb``, ``disk_mb``, ``nproc``, ``network_off``,
+JSON with ``cpu_s``, ``memory_mb``, ``file_mb``, ``disk_mb``, ``nproc``,
 ``workdir`` (the staged directory: read-only to the child but for its ``rw/`` part, which holds
 ``home/``, ``tmp/``, ``cwd/`` and ``shm/``), ``reveal`` (what the child may read besides the system
 directories: the interpreter's prefixes, the kit's ``grader`` package) and ``hide`` (directories
@@ -361,9 +361,8 @@ def _own_workdir(work: str, uid: int) -> None:
 
 
 def _full(libc, policy: dict, uid: int) -> None:
-    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID | CLONE_NEWCGROUP
-    if policy.get("network_off", True):
-        flags |= CLONE_NEWNET
+    # A network namespace of its own holds only loopback: no submission reaches the network.
+    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID | CLONE_NEWCGROUP | CLONE_NEWNET
     groups = _cgroups(uid, int(policy["memory_mb"]), int(policy.get("nproc", NPROC_BUDGET)))
     _check(libc.unshare(flags) == 0, "unshare")
     _own_workdir(policy["workdir"], uid)
@@ -372,8 +371,7 @@ def _full(libc, policy: dict, uid: int) -> None:
         _wait_and_exit(pid)
     try:
         _join(groups)
-        if flags & CLONE_NEWNET:
-            _loopback_up()
+        _loopback_up()
         _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
         libc.sethostname(b"grading", 7)
         root = _build_root(libc, policy, uid)
@@ -387,9 +385,8 @@ def _full(libc, policy: dict, uid: int) -> None:
 
 
 def _container(libc, policy: dict, uid: int) -> None:
-    for flag in (CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET if policy.get("network_off", True) else 0):
-        if flag:
-            libc.unshare(flag)  # whatever the container allows
+    for flag in (CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET):
+        libc.unshare(flag)  # whatever the container allows
     work = policy["workdir"]
     _own_workdir(work, uid)
     os.chdir(os.path.join(work, "rw", "cwd"))
