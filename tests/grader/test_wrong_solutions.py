@@ -90,9 +90,9 @@ def test_module_files_and_declared_mistakes_are_listed_together_by_name(folder):
 def test_count_replaces_every_occurrence(folder):
     mistake = _declare(folder, """why = "doubles wrongly"\ncaught_by = ["test_double"]\n
 [[edit]]\nold = "x + x"\nnew = "x * x"\n
-[[edit]]\nold = "return"\nnew = "return  "\ncount = 2\n""")
+[[edit]]\nold = "return "\nnew = "yield "\ncount = 2\n""")
     source = mistake.source()
-    assert "return  x * x" in source and source.count("return  ") == 2
+    assert "yield x * x" in source and source.count("yield ") == 2 and "return" not in source
 
 
 @pytest.mark.parametrize("old, count, found", [("never in the reference", 1, 0), ("return", 1, 2),
@@ -134,8 +134,9 @@ def test_a_mistake_may_not_be_both_a_file_and_declared(folder):
 
 
 def test_the_scaffolds_example_mistake_applies_to_the_scaffolds_reference(folder):
-    (folder.parent.parent / "clip.py").write_text(scaffold.REFERENCE.format(id="demo.clip"), encoding="utf-8")
-    mistake = _declare(folder, scaffold.WRONG_EXAMPLE.format(id="demo.clip", name="clip"))
+    fields = {"id": "demo.clip", "name": "clip"}
+    (folder.parent.parent / "clip.py").write_text(scaffold.REFERENCE.format(**fields), encoding="utf-8")
+    mistake = _declare(folder, scaffold.WRONG_EXAMPLE.format(**fields))
     assert "    return x\n" in mistake.source()
 
 
