@@ -6,7 +6,8 @@ An exercise id such as ``pytorch.tensors.broadcasting`` maps to these files:
 - public tests: ``exercises/pytorch/tensors/test_broadcasting.py``
 - reference: ``solutions/pytorch/tensors/broadcasting.py``
 - hidden tests: ``solutions/pytorch/tensors/test_broadcasting_hidden.py``
-- wrong solutions: ``solutions/pytorch/tensors/wrong/broadcasting/<mistake>.py``
+- wrong solutions: ``solutions/pytorch/tensors/wrong/broadcasting/<mistake>.py`` (a module) or
+  ``<mistake>.toml`` (declared edits of the reference; see ``grader.wrong_solutions``)
 
 A submission is any directory laid out like ``exercises/``: the module under test is
 ``<submission>/pytorch/tensors/broadcasting.py``.
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from grader import wrong_solutions
 from grader.errors import CatalogError
 
 KIT_ENV = "DRILLS_KIT_ROOT"
@@ -121,9 +123,24 @@ class Exercise:
         return self.reference.with_name(f"test_{self.stem}_hidden.py")
 
     @property
-    def wrong_solutions(self) -> list[Path]:
-        folder = self.reference.parent / "wrong" / self.stem
-        return sorted(folder.glob("*.py")) if folder.is_dir() else []
+    def wrong_solutions(self) -> list[wrong_solutions.WrongSolution]:
+        """The exercise's mistakes, sorted by name.
+
+        Raises:
+            WrongSolutionError: a declared mistake is malformed.
+        """
+        return wrong_solutions.load(self.reference.parent / "wrong" / self.stem, self.reference)
+
+    def wrong_solution(self, name: str) -> wrong_solutions.WrongSolution:
+        """The mistake called ``name``.
+
+        Raises:
+            CatalogError: the exercise has no wrong solution of that name.
+        """
+        found = {w.name: w for w in self.wrong_solutions}
+        if name not in found:
+            raise CatalogError(f"{self.id} has no wrong solution {name!r} (it has {', '.join(found)})")
+        return found[name]
 
     @property
     def uses_tensorflow(self) -> bool:

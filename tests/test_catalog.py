@@ -1,10 +1,12 @@
 """catalog.toml matches the files on disk, and the catalog loader rejects malformed entries."""
 
+import ast
 from pathlib import Path
 
 import pytest
 
 from grader import catalog
+from grader.workflows.contract import defined_tests
 
 EXERCISES = list(catalog.load_catalog().values())
 
@@ -21,9 +23,31 @@ def test_every_exercise_file_on_disk_is_in_the_catalog():
     known = {ex.stub for ex in EXERCISES} | {ex.public_tests for ex in EXERCISES}
     on_disk = set((catalog.KIT_ROOT / "exercises").rglob("*.py"))
     assert sorted(map(str, on_disk - known)) == []
-    known_solutions = {p for ex in EXERCISES for p in (ex.reference, ex.hidden_tests, *ex.wrong_solutions)}
-    on_disk = set((catalog.KIT_ROOT / "solutions").rglob("*.py"))
+    known_solutions = {p for ex in EXERCISES
+                       for p in (ex.reference, ex.hidden_tests, *(w.path for w in ex.wrong_solutions))}
+    solutions = catalog.KIT_ROOT / "solutions"
+    on_disk = set(solutions.rglob("*.py")) | set(solutions.glob("**/wrong/*/*.toml"))
     assert sorted(map(str, on_disk - known_solutions)) == []
+
+
+DECLARED = [w for ex in EXERCISES for w in ex.wrong_solutions if w.declared]
+
+
+@pytest.mark.parametrize("mistake", DECLARED, ids=lambda w: f"{w.path.parent.name}/{w.name}")
+def test_every_declared_mistake_applies_to_todays_reference(mistake):
+    source = mistake.source()  # raises when an edit's `old` text no longer occurs `count` times
+    ast.parse(source)
+    assert source != mistake.reference.read_text(encoding="utf-8")
+    assert ast.get_docstring(ast.parse(source)).startswith("Wrong: ")
+
+
+@pytest.mark.parametrize("ex", [ex for ex in EXERCISES if any(w.declared for w in ex.wrong_solutions)],
+                         ids=lambda e: e.id)
+def test_every_caught_by_name_is_a_test_that_exists(ex):
+    tests = defined_tests(ex.hidden_tests) | defined_tests(ex.public_tests)
+    for mistake in ex.wrong_solutions:
+        missing = [t for t in mistake.caught_by if t.split("[", 1)[0] not in tests]
+        assert not missing, f"{mistake.path.name}: caught_by names no test of {ex.id}: {missing}"
 
 
 def test_catalog_fields_are_sane():

@@ -52,7 +52,7 @@ class Contract:
     errors: tuple[str, ...] = field(default=())  # what is malformed in the file itself
 
     def clauses_breaking(self, wrong_solution: str) -> list[Clause]:
-        """The clauses that ``wrong_solution`` (a file stem under ``wrong/``) is said to break."""
+        """The clauses that ``wrong_solution`` (a mistake's name under ``wrong/``) is said to break."""
         return [c for c in self.clauses if wrong_solution in c.wrong]
 
 
@@ -80,7 +80,7 @@ def load(ex: catalog.Exercise) -> Contract:
             errors.append(f"clause {index} ({quote[:40]!r}): 'tests' must be a non-empty list of test names")
             continue
         if not isinstance(wrong, list) or not all(isinstance(w, str) for w in wrong):
-            errors.append(f"clause {index} ({quote[:40]!r}): 'wrong' must be a list of file stems")
+            errors.append(f"clause {index} ({quote[:40]!r}): 'wrong' must be a list of mistake names")
             continue
         clauses.append(Clause(quote, tuple(tests), tuple(wrong)))
     if not clauses and not errors:
@@ -125,8 +125,8 @@ def contract_bullets(stub: Path) -> list[str]:
     return [_normalise(b) for b in bullets]
 
 
-def test_functions(path: Path) -> set[str]:
-    """The names of the test functions defined at the top of the test file ``path``."""
+def defined_tests(path: Path) -> set[str]:
+    """The test functions defined at the top of the test module ``path`` (none if it is missing)."""
     if not path.is_file():
         return set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -149,13 +149,13 @@ def problems(contract: Contract) -> list[str]:
     for bullet in bullets:
         if not any(q in bullet for q in quotes):
             found.append(f"contract bullet with no clause: {bullet[:100]!r}")
-    hidden, public = test_functions(ex.hidden_tests), test_functions(ex.public_tests)
+    hidden, public = defined_tests(ex.hidden_tests), defined_tests(ex.public_tests)
     named = {t.split("[", 1)[0] for c in contract.clauses for t in c.tests}
     for name in sorted(named - hidden - public):
         found.append(f"clause names a test that does not exist: {name}")
     for name in sorted(hidden - named):
         found.append(f"hidden test proves no clause of the contract: {name}")
-    wrong = {p.stem for p in ex.wrong_solutions}
+    wrong = {w.name for w in ex.wrong_solutions}
     for name in sorted({w for c in contract.clauses for w in c.wrong} - wrong):
         found.append(f"clause names a wrong solution that does not exist: {name}")
     if contract.constant is None:

@@ -3,7 +3,9 @@
 
 It writes the stub (module docstring with its Contract and dash-underlined Hints sections, one
 function ending in ``raise NotImplementedError``), the public test, the reference, the hidden
-test, the contract table, the wrong-solution folder and the catalog entry. Nothing it writes
+test, the contract table, the wrong-solution folder with one example declared mistake (to
+rewrite once the reference exists: its edit no longer applies then, and says so) and the catalog
+entry. Nothing it writes
 passes ``grader verify`` yet: the reference still raises and the table names no test, so an
 unfinished exercise cannot slip through.
 """
@@ -91,6 +93,19 @@ CONTRACT = '''# Contract coverage for {id}: each clause of the stub's docstring 
 # why = "..."
 '''
 
+WRONG_EXAMPLE = """# A declared mistake of {id}: the reference with exact edits (docs/writing-an-exercise.md).
+why = "TODO: the mistake, in words: what a learner wrote and which clause it breaks."
+caught_by = ["test_{name}_TODO"]   # the tests that must fail for that reason
+
+[[edit]]
+old = '''
+    raise NotImplementedError("write the reference solution")
+'''
+new = '''
+    return x
+'''
+"""
+
 CATALOG_ENTRY = '''
 [[exercise]]
 id = "{id}"
@@ -141,6 +156,7 @@ def scaffold(exercise_id: str, title: str, difficulty: str = "medium", minutes: 
         reference: REFERENCE.format(**fields),
         reference.with_name(f"test_{name}_hidden.py"): HIDDEN_TEST.format(**fields),
         reference.with_name(f"{name}.contract.toml"): CONTRACT.format(**fields),
+        reference.parent / "wrong" / name / "returns_input.toml": WRONG_EXAMPLE.format(**fields),
     }
     existing = [str(p.relative_to(root)) for p in files if p.exists()]
     if existing:
@@ -148,7 +164,6 @@ def scaffold(exercise_id: str, title: str, difficulty: str = "medium", minutes: 
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    (reference.parent / "wrong" / name).mkdir(parents=True, exist_ok=True)
     with open(catalog.CATALOG_FILE, "a", encoding="utf-8") as handle:
         handle.write(CATALOG_ENTRY.format(**fields, framework=framework, topic=topic,
                                           difficulty=difficulty, minutes=minutes))

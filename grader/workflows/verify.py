@@ -3,7 +3,8 @@
 For each exercise: the reference scores full marks, the untouched stub scores 0 and reads as
 "not started", and every wrong solution under ``solutions/<path>/wrong/<name>/`` fails at least one
 hidden test: one of the tests of the contract clause it is said to break (``grader.workflows.contract``), where
-the contract table names one. A constant-output submission the table names earns no more than the
+the contract table names one, and every test a declared mistake's ``caught_by`` names
+(``grader.wrong_solutions``). A constant-output submission the table names earns no more than the
 table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
 A wrong solution the table names is graded on the tests of its clauses only (when they include a
@@ -12,7 +13,6 @@ hidden test): that is what it must fail, and the rest of the suite would only co
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +25,7 @@ from grader.engine.sandbox import Limits
 from grader.engine.scoring import ExerciseResult, Report, score_submission
 from grader.outcomes import State, TestStatus, Visibility
 from grader.workflows import contract
+from grader.wrong_solutions import WrongSolution
 
 # A test with one of these did not fail: it passed, or it cannot run on this machine.
 _COUNTED_PASS = (TestStatus.PASSED, TestStatus.NOT_RUN)
@@ -55,7 +56,9 @@ class Verdict:
             found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
         if len(self.wrong) < 2:
             found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
-        table = contract.load(catalog.get_exercise(self.id))
+        ex = catalog.get_exercise(self.id)
+        table = contract.load(ex)
+        caught_by = {w.name: w.caught_by for w in ex.wrong_solutions}
         for mistake, result in self.wrong.items():
             if not [t for t in result.tests if t.visibility == Visibility.HIDDEN
                     and t.status not in _COUNTED_PASS]:
@@ -65,6 +68,9 @@ class Verdict:
                 if not any(_names(test, name) for test in clause.tests for name in failed):
                     found.append(f"wrong solution {mistake!r} breaks {clause.quote[:60]!r} but passes "
                                  f"every test of that clause ({', '.join(clause.tests)})")
+            found.extend(f"wrong solution {mistake!r} is not caught by {test}, which its caught_by "
+                         "names: that test did not fail"
+                         for test in caught_by.get(mistake, ()) if not any(_names(test, n) for n in failed))
         constant = table.constant
         if constant and constant.solution in self.wrong:
             earned = self.wrong[constant.solution].score
@@ -75,19 +81,21 @@ class Verdict:
 
 
 def _names(test: str, result_name: str) -> bool:
-    """Whether a contract table's ``test`` (a function, or one parametrized case) names a result."""
+    """Whether ``test`` (a function, or one parametrized case) of a contract table or a caught_by
+    list names a result."""
     return result_name == test or ("[" not in test and result_name.split("[", 1)[0] == test)
 
 
-def _tests_that_must_fail(ex: catalog.Exercise, mistake: str) -> set[str]:
-    """The tests of the clauses ``mistake`` is said to break, when they include a hidden one (it
-    must fail a hidden test); empty: run every test (an unnamed mistake, or the constant
-    submission, whose points over the whole suite are capped)."""
+def _tests_that_must_fail(ex: catalog.Exercise, mistake: WrongSolution) -> set[str]:
+    """The tests of the clauses ``mistake`` is said to break and its ``caught_by``, when they
+    include a hidden one (it must fail a hidden test); empty: run every test (an unnamed mistake,
+    or the constant submission, whose points over the whole suite are capped)."""
     table = contract.load(ex)
-    if table.constant and table.constant.solution == mistake:
+    if table.constant and table.constant.solution == mistake.name:
         return set()
-    tests = {test for clause in table.clauses_breaking(mistake) for test in clause.tests}
-    hidden = contract.test_functions(ex.hidden_tests)
+    tests = {test for clause in table.clauses_breaking(mistake.name) for test in clause.tests}
+    tests |= set(mistake.caught_by)
+    hidden = contract.defined_tests(ex.hidden_tests)
     return tests if any(test.split("[", 1)[0] in hidden for test in tests) else set()
 
 
@@ -109,18 +117,19 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
             "reference": (catalog.KIT_ROOT / "solutions", [ex.id for ex in exercises]),
             "stub": (catalog.KIT_ROOT / "exercises", [ex.id for ex in exercises])}
         tests_to_run: dict[str, dict[str, set[str]]] = {}  # run name -> exercise id -> tests
-        rounds: list[dict[str, Path]] = []
-        for k in range(max((len(ex.wrong_solutions) for ex in exercises), default=0)):
-            chosen = {ex.id: ex.wrong_solutions[k] for ex in exercises if len(ex.wrong_solutions) > k}
+        rounds: list[dict[str, WrongSolution]] = []
+        mistakes = {ex.id: ex.wrong_solutions for ex in exercises}
+        for k in range(max(map(len, mistakes.values()), default=0)):
+            chosen = {ex_id: found[k] for ex_id, found in mistakes.items() if len(found) > k}
             root = Path(tmp) / f"wrong{k}"
-            for ex_id, src in chosen.items():
+            for ex_id, mistake in chosen.items():
                 target = root / catalog.get_exercise(ex_id).relpath
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
+                target.write_text(mistake.source(), encoding="utf-8")
             rounds.append(chosen)
             jobs_by_name[f"wrong{k}"] = (root, list(chosen))
-            tests_to_run[f"wrong{k}"] = {ex_id: tests for ex_id, src in chosen.items()
-                                         if (tests := _tests_that_must_fail(catalog.get_exercise(ex_id), src.stem))}
+            tests_to_run[f"wrong{k}"] = {ex_id: tests for ex_id, mistake in chosen.items()
+                                         if (tests := _tests_that_must_fail(catalog.get_exercise(ex_id), mistake))}
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
@@ -139,6 +148,6 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
     verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):
         results = _by_id(reports[f"wrong{k}"])
-        for ex_id, src in chosen.items():
-            verdicts[ex_id].wrong[src.stem] = results[ex_id]
+        for ex_id, mistake in chosen.items():
+            verdicts[ex_id].wrong[mistake.name] = results[ex_id]
     return list(verdicts.values()), list(reports.values())

@@ -53,7 +53,7 @@ def _slow(module: Path) -> str:
 def _classroom(folder: Path) -> Path:
     """Honest, wrong, untouched and hostile submissions, as folders and zips, and bad inputs."""
     _put(folder, "ada", EX.reference)
-    _put(folder, "ben", EX.reference.parent / "wrong" / EX.stem / "negative_roundoff.py")
+    _put(folder, "ben", EX.wrong_solution("negative_roundoff").source())
     _put(folder, "cal", EX.stub)
     for hostile in ("kill_grader", "forge_result_records", "patch_torch_compare", "exit_at_import"):
         _put(folder, hostile, ADVERSARIAL / f"{hostile}.py")

@@ -54,8 +54,8 @@ def test_a_child_that_rewrites_the_collected_test_modules_leaves_the_next_child_
     corpus = Path(__file__).with_name("adversarial")
     patcher = make_submission(tmp_path / "patcher", {BROADCASTING: (corpus / "patch_test_globals.py").read_text()})
     assert score_submission(patcher, [BROADCASTING.id], fork=True).score == 0
-    wrong_file = BROADCASTING.reference.parent / "wrong" / "broadcasting" / "returns_zeros.py"
-    wrong = make_submission(tmp_path / "wrong", {BROADCASTING: wrong_file.read_text()})
+    returns_zeros = BROADCASTING.wrong_solution("returns_zeros").source()
+    wrong = make_submission(tmp_path / "wrong", {BROADCASTING: returns_zeros})
     after = score_submission(wrong, [BROADCASTING.id], fork=True)
     assert len(forkserver._servers) == 1  # the same server forked both
     assert _summary(after) == _summary(score_submission(wrong, [BROADCASTING.id]))

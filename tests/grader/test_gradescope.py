@@ -20,7 +20,7 @@ from grader.reports import formats
 from grader.workflows.gradescope import stage_submission
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
-WRONG = EX.reference.parent / "wrong" / EX.stem / "sqrt_then_square.py"
+WRONG = EX.wrong_solution("sqrt_then_square").source()
 
 # Gradescope's autograder specification (https://gradescope-autograders.readthedocs.io/en/latest/specs/)
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
@@ -113,7 +113,7 @@ def test_run_autograder_writes_valid_results(tmp_path, bundle):
     root = _autograder_tree(tmp_path, bundle)
     # A student who uploaded just the module file, at the top level; it imports ctypes, which
     # the static scan flags for review.
-    (root / "submission" / EX.relpath.name).write_text("import ctypes  # noqa: F401\n" + WRONG.read_text())
+    (root / "submission" / EX.relpath.name).write_text("import ctypes  # noqa: F401\n" + WRONG)
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), DRILLS_PYTHON=sys.executable)
     env.pop("GITHUB_STEP_SUMMARY", None)
     proc = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, check=False,

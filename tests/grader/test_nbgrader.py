@@ -37,7 +37,7 @@ NOISY_REFERENCE = EX.reference.read_text().replace(
     "    print('a line on stderr', file=sys.stderr)\n"
     "    os.write(2, b'a line on file descriptor 2\\n')\n"
     "    return x @ weight.T + bias")
-WRONG = (EX.reference.parent / "wrong" / EX.stem / "sqrt_then_square.py").read_text()
+WRONG = EX.wrong_solution("sqrt_then_square").source()
 STUDENTS = {"alice": NOISY_REFERENCE, "bob": WRONG}
 # Real nbgrader runs real kernels: four nbgrader commands in one module fixture.
 pytestmark = pytest.mark.timeout(1800)

@@ -42,8 +42,7 @@ def test_passing_public_tests_alone_is_not_done(tmp_path, monkeypatch):
 
 
 def test_hidden_failure_explains_without_showing_the_test_source(tmp_path):
-    wrong = next(p for p in EX.wrong_solutions if p.stem == "negative_roundoff")
-    root = make_submission(tmp_path, {EX: wrong})
+    root = make_submission(tmp_path, {EX: EX.wrong_solution("negative_roundoff").source()})
     result = _pytest(str(EX.hidden_tests), "--impl-root", str(root))
     assert "returned a negative distance" in result.stdout
     assert _row("failing") in result.stdout

@@ -88,7 +88,7 @@ def test_status_of_a_submission_in_one_run_then_from_memory(tmp_path, capsys):
 @pytest.mark.timeout(900)
 def test_done_only_on_full_marks_in_the_full_check_of_the_current_content(tmp_path, state):
     """The issue: "done" for an exercise whose public tests pass and whose hidden tests fail."""
-    hidden_fails = next(p for p in FROM_DATA.wrong_solutions if p.stem == "cast_after_inference")
+    hidden_fails = FROM_DATA.wrong_solution("cast_after_inference").source()
     root = make_submission(tmp_path / "work", {FROM_DATA: hidden_fails, CREATION: CREATION.reference})
     checked = status.collect(root, [FROM_DATA, CREATION], full=True)
     assert checked.problems == [] and checked.ran_full == 2

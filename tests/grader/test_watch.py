@@ -65,10 +65,10 @@ class Output:
                 return line
 
 
-def _save(path: Path, source: Path) -> None:
+def _save(path: Path, source: str) -> None:
     """Write as an editor does: a new file moved over the old one."""
     tmp = path.with_name(path.name + ".swp")
-    tmp.write_bytes(source.read_bytes())
+    tmp.write_text(source, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -82,24 +82,24 @@ def test_watch_checks_each_save_and_moves_on_when_done(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, start_new_session=True)
     module = kit / "exercises" / FIRST.relpath
-    wrong = {w.stem: w for w in FIRST.wrong_solutions}
     try:
         out = Output(proc.stdout)
         assert "not started: pytorch.tensors.from_data" in out.wait_for(f"{FIRST.id} (")
         out.wait_for("watching")
 
-        _save(module, wrong["as_tensor_shares_memory"])  # fails a public test
+        _save(module, FIRST.wrong_solution("as_tensor_shares_memory").source())  # fails a public test
         assert "2/3 public checks" in out.wait_for(f"failing: {FIRST.id}")
         assert "first failing check: test_" in out.wait_for("first failing check")
         out.wait_for("watching")
 
-        _save(module, wrong["cast_after_inference"])  # passes the public tests, fails hidden ones
+        # passes the public tests, fails hidden ones
+        _save(module, FIRST.wrong_solution("cast_after_inference").source())
         line = out.wait_for(f"failing: {FIRST.id}")
         assert "public checks pass, full check" in line and "done" not in line
         assert "_hidden.py::" in out.wait_for("first failing check")
         out.wait_for("watching")
 
-        _save(module, FIRST.reference)
+        _save(module, FIRST.reference.read_text(encoding="utf-8"))
         assert out.wait_for(f"{FIRST.id} (").startswith("done: ")
         out.wait_for(f"next: {SECOND.id}")
         assert "not started" in out.wait_for(f"{SECOND.id} (")
