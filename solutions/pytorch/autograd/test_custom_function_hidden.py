@@ -348,6 +348,9 @@ def test_logsumexp_rejects_bad_dim(impl):
     assert_raises_naming((IndexError, ValueError), "dim", impl.logsumexp, x, 2)
     assert_raises_naming((IndexError, ValueError), "dim", impl.logsumexp, x, -3)
     assert_raises_naming(TypeError, "dim", impl.logsumexp, x, 1.0)
+    v = torch.randn(5)  # 1-D: only 0 and -1 are in range
+    assert_raises_naming((IndexError, ValueError), "dim", impl.logsumexp, v, 1)
+    assert_raises_naming((IndexError, ValueError), "dim", impl.logsumexp, v, -2)
 
 
 # ------------------------------------------------------------------------------------ autocast

@@ -234,3 +234,24 @@ def test_an_update_norm_equal_to_tol_does_not_stop(impl):
     assert steps == 2, (f"{name} took {steps} steps, expected 2: the stop needs ||u|| < tol "
                         "strictly, and the first update's norm equals tol")
     assert_close(h, x / 4, rtol=0, atol=0, name=f"{name}: output")
+
+
+def test_default_max_steps_is_50(impl):
+    x = torch.randn(2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    refiner = impl.Refiner(scaling_block(3, 0.0), tol=0.0)  # tol=0 never stops early
+    name = "Refiner(block: h -> 0 * h, tol=0) with the default max_steps"
+    _, steps = call(refiner, x, name)
+    assert steps == 50, f"{name} took {steps} steps, expected the default max_steps=50"
+
+
+def test_default_tol_is_1e_minus_4(impl):
+    alpha, k = 0.5, 6
+    direction = torch.tensor([[1.0, -2.0, 2.0]], dtype=torch.float64)
+    # Scaled so that the update norm first drops below 1e-4 at step k, far from a tie.
+    x = direction * 1e-4 / tol_for(direction, alpha, k)
+    refiner = impl.Refiner(scaling_block(3, -alpha), max_steps=20)
+    name = (f"Refiner(block: h -> -{alpha} * h, max_steps=20) with the default tol "
+            f"(x with |x|={float(torch.linalg.vector_norm(x)):.3g})")
+    _, steps = call(refiner, x, name)
+    assert steps == k, (f"{name} took {steps} steps, expected {k}: with the default tol=1e-4 the "
+                        f"update norm first drops below tol at step {k}")

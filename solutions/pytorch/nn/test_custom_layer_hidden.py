@@ -61,6 +61,30 @@ def test_factor_shapes_and_initialisation(impl):
         f"{name}.lora_A is all zero at initialisation: B would never receive a gradient")
 
 
+# A value no initialisation scheme would draw for more than a stray entry.
+_LEFTOVER = 12345.5
+
+
+@pytest.mark.points(0.25)
+@pytest.mark.parametrize(("rank", "in_f"), [(16, 64), (8, 128), (4, 256), (2, 512)], ids=str)
+def test_lora_A_values_are_drawn_not_left_in_memory(impl, rank, in_f):
+    """Initialised randomly: the layer draws lora_A's values, whatever its memory held. A block of
+    lora_A's size is filled with a marker value and freed just before, so a layer that only
+    allocates lora_A (``torch.empty``) would likely get that block back and show the marker (but
+    for the few bytes the allocator writes into a freed block: hence "most entries", not "all")."""
+    base = make_base(in_f, 4)
+    torch.full((rank, in_f), _LEFTOVER).add_(0)  # freed at once: the allocator may hand it out next
+    layer = impl.LoRALinear(base, rank, 2.0)
+    A = layer.lora_A.detach()
+    name = describe(in_f, 4, rank, 2.0)
+    assert bool(torch.isfinite(A).all()), f"{name}.lora_A holds inf or NaN at initialisation"
+    leftover = int((A == _LEFTOVER).sum())
+    assert leftover <= A.numel() // 2, (
+        f"{name}.lora_A has {leftover} of its {A.numel()} entries equal to what its memory held "
+        "before, at initialisation: it must be initialised randomly (was it allocated and never "
+        "filled?)")
+
+
 @pytest.mark.points(2)
 @given(in_f=sizes, out_f=sizes, rank=ranks, alpha=alphas, bias=st.booleans(),
        lead=st.lists(st.integers(1, 3), max_size=2), seed=st.integers(0, 2**16))

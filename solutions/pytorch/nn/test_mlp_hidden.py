@@ -274,6 +274,7 @@ BAD_ARGUMENTS = {
     "dropout=1.0": ("dropout", (3, [4], 2), {"dropout": 1.0}),  # the excluded end of [0, 1)
     "dropout=1.5": ("dropout", (3, [4], 2), {"dropout": 1.5}),
     "dropout=-0.1": ("dropout", (3, [4], 2), {"dropout": -0.1}),
+    "dropout=-0.1, hidden=[]": ("dropout", (3, [], 2), {"dropout": -0.1}),  # no Dropout layer
     "dropout=nan": ("dropout", (3, [4], 2), {"dropout": math.nan}),
 }
 

@@ -318,13 +318,19 @@ _NEGATIVE_VIEWS = {
 }
 
 
+# A negative stride is minus a multiple of the item size: -1 byte exists only for one-byte dtypes.
+_NEGATIVE_STRIDE_DTYPES = [np.float32, np.uint8, np.bool_]
+
+
 @pytest.mark.parametrize("share_memory", [True, False], ids=["share", "copy"])
 @pytest.mark.parametrize("view", sorted(_NEGATIVE_VIEWS))
-def test_from_numpy_negative_strides_are_copied(impl, view, share_memory):
-    base = _random_array(np.float32, (4, 5), seed=11)
+@pytest.mark.parametrize("dtype", _NEGATIVE_STRIDE_DTYPES, **_NUMPY_IDS)
+def test_from_numpy_negative_strides_are_copied(impl, dtype, view, share_memory):
+    base = _random_array(dtype, (4, 5), seed=11)
     a = _NEGATIVE_VIEWS[view](base)
     expected = a.copy()
-    name = f"from_numpy({view} of a (4, 5) array, strides {a.strides}, share_memory={share_memory})"
+    name = (f"from_numpy({view} of a (4, 5) {base.dtype} array, strides {a.strides}, "
+            f"share_memory={share_memory})")
     try:
         t = impl.from_numpy(a, share_memory=share_memory)
     except NotImplementedError:
@@ -332,12 +338,14 @@ def test_from_numpy_negative_strides_are_copied(impl, view, share_memory):
     except Exception as exc:  # noqa: BLE001 - reported to the learner
         raise AssertionError(f"{name} raised {type(exc).__name__}: {exc!s:.200}; arrays with "
                              "negative strides must be copied, not rejected") from None
-    assert t.dtype == torch.float32, f"{name}: dtype {t.dtype}, expected torch.float32"
+    want = torch.from_numpy(expected).dtype
+    assert t.dtype == want, f"{name}: dtype {t.dtype}, expected {want}"
     assert np.array_equal(_values(t), expected), f"{name}: values differ from the array's"
-    base[...] = -1
+    base[...] = _changed(base)
     assert np.array_equal(_values(t), expected), f"{name}: a write to the array changed the tensor"
-    t.fill_(7)
-    assert (base == -1).all(), f"{name}: a write to the tensor changed the array"
+    written = base.copy()
+    t.copy_(torch.from_numpy(_changed(expected)))
+    assert np.array_equal(base, written), f"{name}: a write to the tensor changed the array"
 
 
 @pytest.mark.parametrize("share_memory", [True, False], ids=["share", "copy"])
