@@ -62,6 +62,10 @@ FIXED_SPECS = {
     "ends_in_flatten": ((2, 4, 3), [("conv", 3, (2, 2), 1, "valid", True, True), ("flatten",)]),
     "flatten_then_linear": ((2, 4, 3), [("conv", 3, (2, 2), 1, "valid", True, False), ("flatten",),
                                         ("linear", 4, True, False)]),
+    # Only the first Linear after the Flatten has its features reordered; the second one's 6 inputs
+    # are a multiple of the 3 channels, so reordering it too would still run, with wrong values.
+    "flatten_then_two_linears": ((2, 4, 3), [("conv", 3, (2, 2), 1, "valid", True, False), ("flatten",),
+                                             ("linear", 6, True, True), ("linear", 2, True, False)]),
     "int_padding_0": ((1, 5, 5), [("conv", 2, (3, 3), 1, 0, True, False)]),
     "same_padding_even_kernel": ((2, 5, 4), [("conv", 3, (2, 2), 1, "same", False, True)]),
     "strides_2_1": ((1, 6, 5), [("conv", 2, (3, 2), (2, 1), "valid", True, True),

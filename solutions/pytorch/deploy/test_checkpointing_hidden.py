@@ -103,13 +103,16 @@ def test_resume_equals_uninterrupted_training_bitwise(impl, tmp_path, opt_name, 
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("path_kind", ["str", "Path"])
+@pytest.mark.parametrize("path_kind", ["str", "Path", "Path-by-keyword"])
 def test_file_loads_with_weights_only_and_into_a_fresh_model(impl, tmp_path, path_kind):
     model, optimizer, scheduler = build("Adam", "LambdaLR", 2)
     run_epoch(model, optimizer, scheduler)
     path = tmp_path / "c.pt"
-    impl.save_checkpoint(str(path) if path_kind == "str" else path, model=model, optimizer=optimizer,
-                         epoch=1, scheduler=scheduler)
+    states = dict(model=model, optimizer=optimizer, epoch=1, scheduler=scheduler)
+    if path_kind == "Path-by-keyword":  # the signature save_checkpoint(path, *, ...) lets path be named too
+        impl.save_checkpoint(path=path, **states)
+    else:
+        impl.save_checkpoint(str(path) if path_kind == "str" else path, **states)
     state = torch.load(path, weights_only=True)
     assert isinstance(state, dict) and {"model", "optimizer", "scheduler", "epoch", "rng"} <= set(state), (
         f"the checkpoint should be a dict with keys model, optimizer, scheduler, epoch, rng; got "
@@ -143,6 +146,28 @@ def test_rng_states_are_saved_and_restored(impl, tmp_path):
     impl.load_checkpoint(tmp_path / "c.pt", model, optimizer, map_location="cpu")
     assert torch.equal(torch.rand(3), want_torch), "torch's CPU generator was not restored by load_checkpoint"
     assert random.random() == want_py, "Python's random state was not restored by load_checkpoint"
+
+
+@pytest.mark.points(1)
+def test_checkpoint_saved_without_cuda_loads_where_cuda_is_available(impl, tmp_path, monkeypatch):
+    # A checkpoint from a machine without CUDA holds no CUDA generator states; resuming it on a
+    # machine with CUDA restores the states it does hold. is_available() is set for each side.
+    model, optimizer, _ = build("SGD-momentum", "none", 8)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    torch.manual_seed(9)
+    random.seed(9)
+    impl.save_checkpoint(tmp_path / "c.pt", model=model, optimizer=optimizer, epoch=2)
+    want_torch, want_py = torch.rand(3), random.random()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    torch.manual_seed(10)
+    random.seed(10)
+    epoch = impl.load_checkpoint(tmp_path / "c.pt", model, optimizer)
+    monkeypatch.undo()
+    assert epoch == 2, f"load_checkpoint returned {epoch!r}, expected 2"
+    assert torch.equal(torch.rand(3), want_torch), (
+        "torch's CPU generator was not restored from a checkpoint saved without CUDA, loaded where CUDA is available")
+    assert random.random() == want_py, (
+        "Python's random state was not restored from a checkpoint saved without CUDA, loaded where CUDA is available")
 
 
 @pytest.mark.points(1)

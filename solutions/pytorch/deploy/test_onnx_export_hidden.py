@@ -76,7 +76,7 @@ class Config:
     model: type
     batch: int
     dtype: torch.dtype
-    path_kind: str  # how the path is passed: "str" or "Path"
+    path_kind: str  # how the path is passed: "str", "Path", or "Path by keyword" (path=...)
     kwargs: dict
 
     def inputs(self, batch: int) -> tuple[torch.Tensor, ...]:
@@ -89,13 +89,14 @@ class Config:
 
 # The exporter takes seconds per file, so four exports cover the contract: the defaults; two
 # inputs and outputs with names, float64 and the low end of the opset range; an example of batch 1
-# (alone, so that a failure there says only that); and a fixed batch with the high end.
+# (alone, so that a failure there says only that); and a fixed batch with the high end, its path
+# passed by keyword.
 DEFAULTS = Config("DropoutBN float32, batch 3, default arguments", DropoutBN, 3, torch.float32, "str", {})
 NAMED = Config("TwoInTwoOut float64, batch 2, names, opset 18", TwoInTwoOut, 2, torch.float64, "Path",
                dict(input_names=("a", "b"), output_names=("sum", "product"), opset_version=18))
 BATCH_ONE = Config("DropoutBN float32, example of batch 1", DropoutBN, 1, torch.float32, "Path", {})
-STATIC = Config("DropoutBN float32, batch 5, dynamic_batch=False, opset 23", DropoutBN, 5, torch.float32, "Path",
-                dict(dynamic_batch=False, opset_version=23))
+STATIC = Config("DropoutBN float32, batch 5, dynamic_batch=False, opset 23", DropoutBN, 5, torch.float32,
+                "Path by keyword", dict(dynamic_batch=False, opset_version=23))
 
 
 @dataclass
@@ -139,8 +140,11 @@ def export(impl, config: Config, folder: pathlib.Path) -> Exported:
     example = inputs[0] if len(inputs) == 1 else inputs
     out = Exported(config, model, folder / "model.onnx", state_before=state_of(model))
     try:
-        path = str(out.path) if config.path_kind == "str" else out.path
-        out.result = impl.export_onnx(model, example, path, **config.kwargs)
+        if config.path_kind == "Path by keyword":  # export_onnx(model, example, path, *, ...) names path
+            out.result = impl.export_onnx(model, example, path=out.path, **config.kwargs)
+        else:
+            path = str(out.path) if config.path_kind == "str" else out.path
+            out.result = impl.export_onnx(model, example, path, **config.kwargs)
     except Exception as exc:  # re-raised by every test that reads this export
         out.error = exc
     out.mode_after, out.state_after = model.training, state_of(model)
@@ -213,11 +217,11 @@ def test_file_is_self_contained_and_export_returns_none(impl, exported, tmp_path
 
 
 @pytest.mark.points(1)
-@pytest.mark.parametrize("config", [DEFAULTS, NAMED], ids=["str", "Path"])
+@pytest.mark.parametrize("config", [DEFAULTS, NAMED, STATIC], ids=["str", "Path", "Path-by-keyword"])
 def test_path_may_be_str_or_pathlike(impl, exported, config):
     onnx, _ = need_extra()
     path = exported(config).file()
-    assert path.is_file(), f"{config.name}: export_onnx given a {config.path_kind} path wrote no file there"
+    assert path.is_file(), f"{config.name}: export_onnx given its path as {config.path_kind} wrote no file there"
     onnx.load(str(path))
 
 

@@ -168,14 +168,24 @@ def test_branchnet_features_range(impl):
     assert_raises_naming(ValueError, "features", impl.BranchNet, 0)
 
 
+# Batches by the sign of their sum; "small positive" sums to 0.25 (up) and "zero" to exactly 0 (down).
+SUM_BATCHES = {
+    "positive": lambda: signed_batch(4, FEATURES, 1),
+    "negative": lambda: signed_batch(4, FEATURES, -1),
+    "small positive": lambda: torch.tensor([[0.5, -0.25, 0.125], [-0.5, 0.25, 0.125]]),
+    "zero": lambda: torch.tensor([[1.0, -2.0, 0.5], [0.25, 0.5, -0.25]]),
+}
+
+
 @pytest.mark.points(2)
-@pytest.mark.parametrize("sign", [1, -1], ids=["positive-sum", "negative-sum"])
-def test_scripted_branchnet_chooses_the_branch_at_run_time(impl, sign):
+@pytest.mark.parametrize("kind", ["positive", "negative", "small positive", "zero"],
+                         ids=["positive-sum", "negative-sum", "small-positive-sum", "zero-sum"])
+def test_scripted_branchnet_chooses_the_branch_at_run_time(impl, kind):
     model = make_branchnet(impl, 2)
     scripted = torch.jit.script(model)
-    x = signed_batch(4, FEATURES, sign)
+    x = SUM_BATCHES[kind]()
     assert_close(outputs_of(scripted, x), branch_formula(model, x),
-                 name=f"torch.jit.script(BranchNet) on a batch with a {'positive' if sign > 0 else 'negative'} sum")
+                 name=f"torch.jit.script(BranchNet) on a batch with a {kind} sum ({float(x.sum()):g})")
 
 
 # export_scripted

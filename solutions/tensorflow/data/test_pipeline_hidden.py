@@ -120,7 +120,8 @@ def test_element_spec(impl, kind, drop_remainder, n, batch_size, x_shape, y_shap
 @pytest.mark.parametrize("drop_remainder", [False, True])
 def test_element_spec_follows_augment(impl, drop_remainder):
     x, y = labelled_data(6, (4, 4, 1), np.uint8)
-    dataset = impl.make_pipeline(x, y, batch_size=4, shuffle_buffer=6, seed=1, drop_remainder=drop_remainder,
+    # x and y by keyword, as the signature make_pipeline(x, y, *, ...) allows.
+    dataset = impl.make_pipeline(x=x, y=y, batch_size=4, shuffle_buffer=6, seed=1, drop_remainder=drop_remainder,
                                  augment=lambda image: tf.cast(image, tf.float32) / 255.0)
     x_spec, _ = pipeline_spec(dataset)
     check_spec(x_spec, (4 if drop_remainder else None, 4, 4, 1), np.float32,

@@ -126,8 +126,11 @@ def run_with_litert(model_content: bytes, x: np.ndarray) -> np.ndarray:
     return output
 
 
-def learner_export(impl, model, path, **kwargs):
-    result = impl.export_for_serving(model, path, **kwargs)
+def learner_export(impl, model, path, *, named=False, **kwargs):
+    """``export_for_serving``, checked; ``named``: pass model and export_dir by keyword, as the
+    signature ``export_for_serving(model, export_dir, *, ...)`` allows."""
+    result = (impl.export_for_serving(model=model, export_dir=path, **kwargs) if named
+              else impl.export_for_serving(model, path, **kwargs))
     assert result is None, f"export_for_serving should return None, got {type(result).__name__}"
     assert (pathlib.Path(path) / "saved_model.pb").is_file(), (
         "export_for_serving wrote no SavedModel (no saved_model.pb) into the export directory")
@@ -183,11 +186,11 @@ def test_signature_equals_the_model_in_evaluation_mode(exports, kind, batch):
                  name=f"the signature's output at batch size {batch} vs model(x, training=False)")
 
 
-@pytest.mark.parametrize("kind", ["str", "pathlib.Path"])
+@pytest.mark.parametrize("kind", ["str", "pathlib.Path", "pathlib.Path by keyword"])
 def test_export_dir_may_be_str_or_pathlike(impl, tmp_path, kind):
     model = functional_on_sequences()
     path = tmp_path / "export"
-    learner_export(impl, model, str(path) if kind == "str" else path)
+    learner_export(impl, model, str(path) if kind == "str" else path, named=kind.endswith("by keyword"))
     x = batch_of(model, 2)
     assert_close(serving_signature(path)(inputs=tf.constant(x))["outputs"], expected(model, x),
                  rtol=1e-5, atol=1e-5, name=f"the output of a SavedModel exported to a {kind}")

@@ -230,6 +230,13 @@ def test_two_input_parameter_count_and_shapes(impl, text_dim, num_dim, num_class
     assert_shape(out, (3, num_classes), name=name)
 
 
+def test_two_input_default_units(impl):
+    name = "build_two_input(5, 3, 4) (text_units=32 and num_units=8 by default)"
+    model = impl.build_two_input(5, 3, 4)
+    expected = dense_params([5, 32]) + dense_params([3, 8]) + dense_params([32 + 8, 4])
+    assert count_params(model, name) == expected, f"{name}: {model.count_params()} parameters, expected {expected}"
+
+
 def test_two_input_outputs_logits_and_compiles_from_logits_loss(impl):
     model = impl.build_two_input(5, 3, 4)
     inputs, y = two_input_data(4, 64, 5, 3)

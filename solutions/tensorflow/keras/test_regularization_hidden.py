@@ -219,6 +219,17 @@ def test_dropout_only_when_training(impl, rate):
                  name=f"{name}: a second call with training=False (inference is deterministic)")
 
 
+def test_defaults_are_one_block_of_64_and_l2_of_1e_4(impl):
+    name = "build_regularized(3, 2) (hidden=(64,) and l2=1e-4 by default)"
+    model = build(impl, 3, 2, name)
+    dense, _ = dense_and_norm_layers(model, [64], name)
+    shapes = [tuple(layer.kernel.shape) for layer in dense]
+    assert shapes == [(3, 64), (64, 2)], f"{name}: the Dense kernels have shapes {shapes}, expected [(3, 64), (64, 2)]"
+    randomise(model, [64], 0, name)
+    assert_close(total_penalty(model), kernel_penalty(model, [64], 1e-4, name), rtol=1e-5, atol=1e-9,
+                 name=f"{name}: the sum of model.losses (1e-4 * sum(W ** 2) over the Dense kernels)")
+
+
 # --- L2 penalties -------------------------------------------------------------------------------
 
 @pytest.mark.points(3)

@@ -105,8 +105,11 @@ def documented_model(base: keras.Model, num_classes: int) -> keras.Model:
     return model
 
 
-def build(impl, base, num_classes, name: str, **kwargs) -> keras.Model:
-    model = impl.build_finetune_model(base, num_classes, **kwargs)
+def build(impl, base, num_classes, name: str, *, named=False, **kwargs) -> keras.Model:
+    """``build_finetune_model``'s model, checked; ``named``: pass base and num_classes by keyword,
+    as the signature ``build_finetune_model(base, num_classes, *, ...)`` allows."""
+    model = (impl.build_finetune_model(base=base, num_classes=num_classes, **kwargs) if named
+             else impl.build_finetune_model(base, num_classes, **kwargs))
     assert isinstance(model, keras.Model), f"{name}: expected a keras.Model, got {type(model).__name__}"
     try:
         model.count_params()
@@ -194,7 +197,7 @@ def test_mobilenet_head_and_frozen_counts(impl, mobilenet):
 def test_mobilenet_train_base_unfreezes_all_but_batchnorm(impl, mobilenet):
     name = "build_finetune_model(MobileNetV2(...), 4, train_base=True)"
     mobilenet.trainable = False  # whatever the flags were before, train_base=True decides
-    model = build(impl, mobilenet, 4, name, train_base=True)
+    model = build(impl, mobilenet, 4, name, named=True, train_base=True)
     assert_trainable(model, mobilenet, head(model, name), mobilenet.layers, name)
 
 

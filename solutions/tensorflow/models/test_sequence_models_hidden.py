@@ -226,6 +226,12 @@ def random_input(rng, *shape) -> np.ndarray:
 @pytest.mark.parametrize("masked", [False, True], ids=["no_mask", "mask"])
 def test_block_matches_numpy_reference(impl, masked):
     model = build_block(impl, 6, masked=masked, num_heads=2, key_dim=3, ff_dim=5)
+    (mha,) = layers_of(model, keras.layers.MultiHeadAttention, 1, "the model around transformer_encoder_block")
+    heads_and_key_dim = tuple(mha.query_dense.kernel.shape)[1:]
+    assert heads_and_key_dim == (2, 3), (
+        f"transformer_encoder_block(num_heads=2, key_dim=3, ...): the attention's query kernel is "
+        f"(d_model, heads, key_dim) = (6, *{heads_and_key_dim}), expected MultiHeadAttention(num_heads, key_dim) "
+        "with 2 heads of key_dim 3")
     randomize_weights(model, seed=7)
     rng = np.random.default_rng(8)
     x = random_input(rng, 3, 4, 6)
@@ -301,6 +307,26 @@ def test_attention_mask_is_respected(impl):
                     assert grad[b, j] <= 1e-6 * scale, (
                         f"output position {i} of batch element {b} depends on position {j}, though "
                         f"attention_mask[{b}, {i}, {j}] is False (Keras masks: True means 'may attend')")
+
+
+@pytest.mark.parametrize("branch", ["attention", "feed-forward"])
+def test_dropout_applies_to_each_branch(impl, branch):
+    # Zero the other branch's last weights (a = 0 or f = 0 exactly), so that only this branch's
+    # dropout can make a training call differ from inference.
+    model = build_block(impl, 6, masked=False, num_heads=2, key_dim=3, ff_dim=8, dropout=0.5)
+    randomize_weights(model, seed=15)
+    what = "the model around transformer_encoder_block"
+    (mha,) = layers_of(model, keras.layers.MultiHeadAttention, 1, what)
+    _, project = layers_of(model, keras.layers.Dense, 2, what)
+    silenced = project if branch == "attention" else mha
+    for w in silenced.weights:
+        w.assign(np.zeros(tuple(w.shape), w.dtype))
+    x = random_input(np.random.default_rng(16), 2, 5, 6)
+    inference = np.asarray(model(x, training=False))
+    training = np.asarray(model(x, training=True))
+    assert not np.allclose(training, inference, rtol=1e-4, atol=1e-5), (
+        f"the block with dropout=0.5 called with training=True gave the inference output when only the "
+        f"{branch} branch is non-zero: dropout must apply to the {branch} output before its residual addition")
 
 
 @pytest.mark.points(2)

@@ -69,9 +69,11 @@ def dataset(n: int, in_dim: int, out_dim: int, batch: int, seed: int = 0, dtype=
     return x, y, tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
 
 
-def run(impl, model, ds, *, epochs, loss_fn=mse, optimizer=None):
-    history = impl.train(model, ds, epochs=epochs, optimizer=optimizer or tf.keras.optimizers.SGD(LR),
-                         loss_fn=loss_fn)
+def run(impl, model, ds, *, epochs, loss_fn=mse, optimizer=None, named=False):
+    """``train``'s history, checked; ``named``: pass model and dataset by keyword, as the signature
+    ``train(model, dataset, *, ...)`` allows."""
+    options = dict(epochs=epochs, optimizer=optimizer or tf.keras.optimizers.SGD(LR), loss_fn=loss_fn)
+    history = impl.train(model=model, dataset=ds, **options) if named else impl.train(model, ds, **options)
     assert isinstance(history, dict) and "loss" in history, (
         f"train must return a dict with a 'loss' list, got {history!r:.100}")
     losses = history["loss"]
@@ -121,7 +123,7 @@ def test_history_is_the_mean_of_each_epochs_batch_losses(impl):
     loss_fn = RecordingLoss()
     model = linear_model(2, 1, seed=1)
     _, _, ds = dataset(10, 2, 1, batch=4, seed=1)  # 3 batches, the last one of 2
-    losses = run(impl, model, ds, epochs=3, loss_fn=loss_fn)
+    losses = run(impl, model, ds, epochs=3, loss_fn=loss_fn, named=True)
     recorded = loss_fn.recorded()
     assert len(recorded) == 9, (f"train called loss_fn {len(recorded)} times for 3 epochs of 3 "
                                 "batches; the contract is once per batch")
