@@ -12,6 +12,7 @@ that trains on its own, or from its own start, ends elsewhere than the one-proce
 from __future__ import annotations
 
 import collections
+import datetime
 import math
 
 import pytest
@@ -205,6 +206,41 @@ def test_leaves_the_process_group_when_it_returns_or_raises(impl, outcome):
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
+
+
+def default_group_timeout() -> datetime.timedelta | None:
+    """The timeout the default process group's gloo backend was made with, read through torch's
+    private API (there is no public one); None where this torch lacks it."""
+    try:
+        return dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu")).options._timeout
+    except Exception:  # noqa: BLE001 - a probe: whatever this torch lacks, the check is left out
+        return None
+
+
+@pytest.mark.points(1)
+def test_signature_defaults_seed_0_and_timeout_30s(impl):
+    # One rank in this process, seed and timeout_s left out: the shards are DistributedSampler's with
+    # seed=0, and the group the model trains in was joined with a timeout of 30 s.
+    dataset, model, timeouts = make_dataset(12), make_model(0), []
+    model.register_forward_pre_hook(lambda module, args: timeouts.append(default_group_timeout()))
+    try:
+        out = impl.ddp_worker(0, 1, f"tcp://127.0.0.1:{free_loopback_port()}", model=model, dataset=dataset,
+                              epochs=EPOCHS, batch_size=BATCH, lr=LR)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    for epoch in range(EPOCHS):
+        sampler = DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True, seed=0)
+        sampler.set_epoch(epoch)
+        want = list(sampler)
+        got = out["indices"][epoch] if len(out["indices"]) > epoch else None
+        assert got == want, (
+            f"ddp_worker without seed, one rank, epoch {epoch}: indices {got}, expected {want} "
+            "(DistributedSampler with seed=0, the signature's default)")
+    if timeouts and timeouts[0] is not None:
+        assert timeouts[0] == datetime.timedelta(seconds=30), (
+            f"ddp_worker without timeout_s joined the process group with a timeout of {timeouts[0]}, "
+            "expected 30 s (timeout_s=30.0, the signature's default)")
 
 
 # ----------------------------------------------------------------------------- training

@@ -248,7 +248,8 @@ def test_adam_trajectories_match_torch(impl, setup):
 def test_sgd_each_option_matches_torch(impl):
     """One option at a time, so a failure names the option that is wrong."""
     problem = make_problem([(3, 2), (4,)], seed=1)
-    for defaults in (dict(lr=0.1), dict(lr=0.1, weight_decay=0.1), dict(lr=0.1, momentum=0.9),
+    for defaults in (dict(lr=0.1), dict(lr=0.1, weight_decay=0.1), dict(lr=0.1, weight_decay=1.0),
+                     dict(lr=0.1, momentum=0.9),
                      dict(lr=0.05, momentum=0.9, nesterov=True),
                      dict(lr=0.05, momentum=0.5, weight_decay=0.05, nesterov=True)):
         check_against_torch(impl, "SGD", defaults, [([0, 1], {})], problem)
@@ -258,7 +259,8 @@ def test_sgd_each_option_matches_torch(impl):
 def test_adam_each_option_matches_torch(impl):
     problem = make_problem([(3, 2), (4,)], seed=2)
     for defaults in (dict(lr=0.05), dict(lr=0.05, betas=(0.5, 0.9)), dict(lr=0.05, eps=0.1),
-                     dict(lr=0.05, weight_decay=0.1), dict(lr=0.05, amsgrad=True),
+                     dict(lr=0.05, weight_decay=0.1), dict(lr=0.05, weight_decay=1.0),
+                     dict(lr=0.05, amsgrad=True),
                      dict(lr=0.05, betas=(0.0, 0.0), eps=1e-3, weight_decay=0.05, amsgrad=True)):
         check_against_torch(impl, "Adam", defaults, [([0, 1], {})], problem)
 

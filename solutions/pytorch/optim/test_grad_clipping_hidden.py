@@ -293,6 +293,24 @@ def test_devices_and_dtypes(impl, device, dtype):
     assert norm.dtype == dtype, f"{label}: the returned norm is {norm.dtype}, expected {dtype}"
 
 
+def params_on(devices: tuple[str, str]) -> list[torch.Tensor]:
+    """A parameter without .grad on ``devices[1]``, then gradients on ``devices[0]`` and ``devices[1]``:
+    the first *gradient* is on ``devices[0]``."""
+    gen = torch.Generator().manual_seed(6)
+    grads = [torch.randn(4, 3, generator=gen, dtype=torch.float64) * 2,
+             torch.randn(5, generator=gen, dtype=torch.float64)]
+    return [make_params([None], [(2,)], device=devices[1])[0],
+            *(make_params([g], device=d)[0] for g, d in zip(grads, devices))]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("devices", [("cuda", "cpu"), ("cpu", "cuda")], ids=["cuda-first", "cpu-first"])
+def test_gradients_on_two_devices(impl, devices):
+    label = f"a parameter without .grad on {devices[1]}, then gradients on {devices[0]} and {devices[1]}"
+    norm = check_against_torch(impl, params_on(devices), 1.0, label=label)
+    assert_device(norm, devices[0], name=f"{label}: the returned norm (on the first gradient's device)")
+
+
 @pytest.mark.parametrize("low", [torch.bfloat16, torch.float16], ids=["bfloat16", "float16"])
 def test_under_autocast(impl, low):
     gen = torch.Generator().manual_seed(4)
@@ -340,9 +358,10 @@ def test_parameters_not_tensors_raise_type_error(impl, bad):
     assert_raises_naming(TypeError, "parameters", impl.clip_grad_norm, bad, 1.0)
 
 
-@pytest.mark.parametrize("max_norm", [0.0, 0, INF, 1], ids=["0.0", "int0", "inf", "int1"])
+@pytest.mark.parametrize("max_norm", [0.0, 0, INF, 1, 10**20], ids=["0.0", "int0", "inf", "int1", "int1e20"])
 def test_allowed_max_norm_ends_and_ints(impl, max_norm):
-    """max_norm=0 zeroes the gradients, inf never clips, and an int is a real number too."""
+    """max_norm=0 zeroes the gradients, inf never clips, and an int is a real number too, however
+    large (torch takes 10**20, which no int64 holds)."""
     check_against_torch(impl, one_param(), max_norm, label=f"max_norm={max_norm!r}")
 
 

@@ -175,6 +175,33 @@ def test_scheduler_resumes_from_state_dicts(impl, stop_at):
         check_lrs(fresh_opt, k, bases, warmup, total, ratio, label)
 
 
+
+def test_lr_at_min_lr_ratio_defaults_to_0(impl):
+    """``lr_at(step, *, base_lr, warmup_steps, total_steps, min_lr_ratio=0.0)``: without a
+    ratio the schedule decays to 0."""
+    kw = dict(base_lr=2.0, warmup_steps=2, total_steps=6)
+    for step in (1, 3, 4, 6, 9):
+        got = lr_of(impl, step, **kw)
+        want = expected_lr(step, 2.0, 2, 6, 0.0)
+        assert close(got, want, 2.0), (
+            f"lr_at({step}, base_lr=2.0, warmup_steps=2, total_steps=6) = {got!r}, expected "
+            f"{want!r} (min_lr_ratio defaults to 0.0)")
+
+
+def test_warmup_cosine_min_lr_ratio_defaults_to_0(impl):
+    """``warmup_cosine(optimizer, warmup_steps, total_steps, min_lr_ratio=0.0)``: without a
+    ratio the schedule decays to 0."""
+    bases, warmup, total = [0.5, 0.2], 2, 6
+    opt = make_optimizer(bases)
+    sched = impl.warmup_cosine(opt, warmup_steps=warmup, total_steps=total)
+    label = "warmup_cosine(optimizer, warmup_steps=2, total_steps=6) (min_lr_ratio left out)"
+    check_lrs(opt, 0, bases, warmup, total, 0.0, label)
+    for k in range(1, total + 3):
+        opt.step()
+        sched.step()
+        check_lrs(opt, k, bases, warmup, total, 0.0, label)
+
+
 NAN = float("nan")
 GOOD = dict(base_lr=0.1, warmup_steps=2, total_steps=10, min_lr_ratio=0.0)
 

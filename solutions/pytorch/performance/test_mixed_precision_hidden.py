@@ -250,7 +250,7 @@ def test_model_in_training_mode(impl):
 
 
 BAD_VALUES = {"device_type": ["mps", "CPU"], "dtype": [torch.float32, torch.float64],
-              "max_norm": [0.0, -1.0, float("nan"), float("inf")]}
+              "max_norm": [0.0, -1.0, float("nan"), float("inf"), "0.5"]}  # a str is no number either
 
 
 @pytest.mark.parametrize("arg", list(BAD_VALUES))

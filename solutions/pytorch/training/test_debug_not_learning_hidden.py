@@ -223,6 +223,26 @@ def test_same_seed_gives_identical_weights_and_another_seed_another_order(impl):
         "seed 7 and seed 8 gave identical weights: the batch order must come from seed")
 
 
+def test_seed_defaults_to_0_as_in_buggy_train(impl):
+    """The same signature as ``buggy_train``: ``seed`` left out is ``seed=0``."""
+    X, y = blobs(4)
+
+    def final_weights(**seed: int) -> list[torch.Tensor]:
+        model = make_model(4, dropout=0.0)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        impl.fixed_train(model, optimizer, X, y, epochs=2, batch_size=BATCH, **seed)
+        return [p.detach().clone() for p in model.parameters()]
+
+    default, seed_0 = final_weights(), final_weights(seed=0)
+    # Anchored on training having happened: two runs that never step are equal without proving anything.
+    initial = list(make_model(4, dropout=0.0).parameters())
+    assert not all(torch.equal(a, b.detach()) for a, b in zip(seed_0, initial)), (
+        "fixed_train(..., seed=0) left the weights as they were: each mini-batch makes one step")
+    assert all(torch.equal(a, b) for a, b in zip(default, seed_0)), (
+        "fixed_train without seed gave other weights than with seed=0: keep buggy_train's signature "
+        "(seed: int = 0)")
+
+
 @pytest.mark.points(1)
 @pytest.mark.parametrize("argument, kwargs", [("epochs", {"epochs": 0}), ("batch_size", {"batch_size": 0}),
                                               ("y", {"n_labels": N_ROWS - 1})])

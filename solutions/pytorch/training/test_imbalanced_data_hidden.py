@@ -145,6 +145,16 @@ def test_sampler_yields_num_samples_int_indices(impl, num_samples):
     assert not bad, f"the sampler yielded {bad[:5]}: expected Python ints in [0, {len(labels)})"
 
 
+def test_classes_of_a_single_example(impl):
+    """n_c = 1 for every present class: each index has probability 1 / P (a miss in 300 draws has
+    probability at most 3 * (2/3)**300, so no seed can fail this)."""
+    for labels in ([4], [2, 0, 5]):
+        drawn = draw(impl, torch.tensor(labels), 300, seed=3)
+        assert sorted(set(drawn)) == list(range(len(labels))), (
+            f"with labels {labels} (one example per class) 300 draws took the indices "
+            f"{sorted(Counter(drawn).items())}: every index in [0, {len(labels)}) has probability 1/{len(labels)}")
+
+
 @pytest.mark.points(4)
 def test_sampled_classes_are_near_uniform(impl):
     class_dev, _ = class_deviations(impl)
