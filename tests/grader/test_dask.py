@@ -253,8 +253,15 @@ def test_an_interrupted_cluster_batch_resumes_where_it_stopped(scheduler_file, t
     _put(folder, "zoe", _slow(EX.stub))
     argv = ["batch", str(folder), "--out", str(out), "-e", EX.id, "--scheduler-file",
             str(scheduler_file), *LIMIT_ARGS]
-    proc = subprocess.Popen([sys.executable, "-m", "grader", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=catalog.KIT_ROOT)
+    # Ctrl-C must reach the grader even where this test runs with SIGINT ignored (a job started in
+    # the background by a shell without job control): a child inherits an ignored SIGINT, and
+    # Python then installs no KeyboardInterrupt handler. A handled one is reset to the default.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "grader", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=catalog.KIT_ROOT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     while not list((out / "results").glob("*.json")) and proc.poll() is None:
         time.sleep(0.1)
     # Ctrl-C until it stops: a first SIGINT that lands inside the Dask client's own waiting was
