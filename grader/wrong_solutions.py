@@ -26,6 +26,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader._source import replace_node
 from grader.errors import GraderError
 
 _KEYS = {"why", "caught_by", "edit"}
@@ -87,12 +88,7 @@ def _replace_docstring(text: str, why: str, origin: Path) -> str:
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)):
         raise WrongSolutionError(f"{origin}: the reference has no module docstring to replace")
-    # ast's columns count UTF-8 bytes, so the span is cut from the encoded text.
-    lines = text.encode("utf-8").splitlines(keepends=True)
-    start = sum(map(len, lines[:first.lineno - 1])) + first.col_offset
-    end = sum(map(len, lines[:first.end_lineno - 1])) + first.end_col_offset
-    raw = text.encode("utf-8")
-    return f'{raw[:start].decode("utf-8")}"""Wrong: {why}"""{raw[end:].decode("utf-8")}'
+    return replace_node(text, first, f'"""Wrong: {why}"""')
 
 
 def load(folder: Path, reference: Path) -> list[WrongSolution]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import catalog
+from grader._source import replace_node
 
 # cosmic-ray's operators that make sense for tensor code (bit shifts and friends do not).
 COSMIC_RAY_OPERATORS = tuple(f"core/{name}" for name in (
@@ -136,19 +137,6 @@ def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
                 yield mutant
 
 
-def _replace(source: str, node: ast.AST, text: str) -> str:
-    """``source`` with ``node``'s exact text span replaced by ``text``."""
-    lines = source.splitlines(keepends=True)
-    start = sum(len(line) for line in lines[:node.lineno - 1]) + _byte_to_char(lines[node.lineno - 1], node.col_offset)
-    end = sum(len(line) for line in lines[:node.end_lineno - 1]) + _byte_to_char(
-        lines[node.end_lineno - 1], node.end_col_offset)
-    return source[:start] + text + source[end:]
-
-
-def _byte_to_char(line: str, offset: int) -> int:
-    return len(line.encode()[:offset].decode(errors="ignore"))
-
-
 def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
     """Our own operators: what cosmic-ray has no operator for."""
     tree = ast.parse(source)
@@ -157,20 +145,20 @@ def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in _DROPPABLE_METHODS and not node.args and not node.keywords:
-                yield _make(ex, "drills/DropCall", source, _replace(source, node, segment(node.func.value)))
+                yield _make(ex, "drills/DropCall", source, replace_node(source, node, segment(node.func.value)))
             for kw in node.keywords:
                 if kw.arg == "keepdim" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
                     kept = [segment(a) for a in node.args] + [
                         f"{k.arg}={segment(k.value)}" if k.arg else f"**{segment(k.value)}"
                         for k in node.keywords if k is not kw]
                     yield _make(ex, "drills/DropKeepdim", source,
-                                _replace(source, node, f"{segment(node.func)}({', '.join(kept)})"))
+                                replace_node(source, node, f"{segment(node.func)}({', '.join(kept)})"))
         if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(
                 isinstance(a, ast.Starred) for a in node.args[:2]):
             first, second = segment(node.args[0]), segment(node.args[1])
             if first != second:
                 # Edit the later argument first: the earlier one's position stays valid.
-                swapped = _replace(_replace(source, node.args[1], first), node.args[0], second)
+                swapped = replace_node(replace_node(source, node.args[1], first), node.args[0], second)
                 yield _make(ex, "drills/SwapArguments", source, swapped)
         if isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
@@ -179,13 +167,13 @@ def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
                         else call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else "")
                 if name in _GRAD_CONTEXTS:
                     yield _make(ex, "drills/DropGradContext", source,
-                                _replace(source, call, '__import__("contextlib").nullcontext()'))
+                                replace_node(source, call, '__import__("contextlib").nullcontext()'))
     for func in bodies:
         statements = func.body[1:] if ast.get_docstring(func) else func.body
         for stmt in (s for body in _blocks(statements) for s in body):
             if isinstance(stmt, ast.Expr | ast.Assign | ast.AugAssign | ast.AnnAssign) and not (
                     isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-                yield _make(ex, "drills/RemoveStatement", source, _replace(source, stmt, "pass"))
+                yield _make(ex, "drills/RemoveStatement", source, replace_node(source, stmt, "pass"))
 
 
 def _blocks(statements: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
