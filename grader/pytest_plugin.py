@@ -167,18 +167,14 @@ def _selected_tests(config: pytest.Config) -> dict[str, set[str]]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda = None
     chosen = _selected_tests(config)
-    if chosen:
-        kept, left_out = [], []
-        for item in items:
-            ex = catalog.exercise_for_test_file(Path(str(item.path)))
-            names = chosen.get(ex.id) if ex is not None else None
-            function = getattr(item, "originalname", item.name)
-            (kept if names is None or item.name in names or function in names else left_out).append(item)
-        if left_out:
-            config.hook.pytest_deselected(items=left_out)
-            items[:] = kept
+    kept, left_out = [], []
     for item in items:
         ex = catalog.exercise_for_test_file(Path(str(item.path)))
+        names = chosen.get(ex.id) if ex is not None else None
+        if names is not None and not {item.name, getattr(item, "originalname", item.name)} & names:
+            left_out.append(item)
+            continue
+        kept.append(item)
         item.stash[_EXERCISE] = ex
         unavailable = ""
         if item.get_closest_marker("cuda") is not None:
@@ -193,6 +189,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             _emit(config, {"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
                            "points": points_of(item), "visibility": _visibility(ex, item),
                            "unavailable": unavailable})
+    if left_out:  # by --select-test
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
 
 
 def _cuda_available() -> bool:

@@ -112,8 +112,7 @@ def read_scheduler_file(text: str) -> Cluster:
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
         address = None
     if not isinstance(address, str) or not address:
-        raise UsageError(f"{text} is not a Dask scheduler file: it holds no "
-                                         "scheduler address")
+        raise UsageError(f"{text} is not a Dask scheduler file: it holds no scheduler address")
     return Cluster(address=address, scheduler_file=text)
 
 

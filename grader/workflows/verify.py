@@ -7,8 +7,8 @@ the contract table names one, and every test a declared mistake's ``caught_by`` 
 (``grader.wrong_solutions``). A constant-output submission the table names earns no more than the
 table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong solution of every
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
-A wrong solution the table names is graded on the tests of its clauses only (when they include a
-hidden test): that is what it must fail, and the rest of the suite would only cost time.
+A wrong solution the table names, or one with a ``caught_by``, is graded on those tests only (when
+they include a hidden one): that is what it must fail, and the rest of the suite would only cost time.
 """
 
 from __future__ import annotations
@@ -86,17 +86,19 @@ def _names(test: str, result_name: str) -> bool:
     return result_name == test or ("[" not in test and result_name.split("[", 1)[0] == test)
 
 
-def _tests_that_must_fail(ex: catalog.Exercise, mistake: WrongSolution) -> set[str]:
-    """The tests of the clauses ``mistake`` is said to break and its ``caught_by``, when they
-    include a hidden one (it must fail a hidden test); empty: run every test (an unnamed mistake,
-    or the constant submission, whose points over the whole suite are capped)."""
-    table = contract.load(ex)
-    if table.constant and table.constant.solution == mistake.name:
-        return set()
-    tests = {test for clause in table.clauses_breaking(mistake.name) for test in clause.tests}
-    tests |= set(mistake.caught_by)
-    hidden = contract.defined_tests(ex.hidden_tests)
-    return tests if any(test.split("[", 1)[0] in hidden for test in tests) else set()
+def _tests_that_must_fail(ex: catalog.Exercise, mistakes: list[WrongSolution]) -> list[set[str]]:
+    """Per mistake of ``ex``, the tests of the clauses it is said to break and its ``caught_by``,
+    when they include a hidden one (it must fail a hidden test); empty: run every test (an unnamed
+    mistake, or the constant submission, whose points over the whole suite are capped)."""
+    table, hidden = contract.load(ex), contract.defined_tests(ex.hidden_tests)
+    chosen = []
+    for mistake in mistakes:
+        tests = {test for clause in table.clauses_breaking(mistake.name) for test in clause.tests}
+        tests |= set(mistake.caught_by)
+        constant = table.constant is not None and table.constant.solution == mistake.name
+        hidden_among = any(test.split("[", 1)[0] in hidden for test in tests)
+        chosen.append(tests if hidden_among and not constant else set())
+    return chosen
 
 
 def _by_id(report: Report) -> dict[str, ExerciseResult]:
@@ -119,6 +121,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         tests_to_run: dict[str, dict[str, set[str]]] = {}  # run name -> exercise id -> tests
         rounds: list[dict[str, WrongSolution]] = []
         mistakes = {ex.id: ex.wrong_solutions for ex in exercises}
+        must_fail = {ex.id: _tests_that_must_fail(ex, mistakes[ex.id]) for ex in exercises}
         for k in range(max(map(len, mistakes.values()), default=0)):
             chosen = {ex_id: found[k] for ex_id, found in mistakes.items() if len(found) > k}
             root = Path(tmp) / f"wrong{k}"
@@ -128,8 +131,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
                 target.write_text(mistake.source(), encoding="utf-8")
             rounds.append(chosen)
             jobs_by_name[f"wrong{k}"] = (root, list(chosen))
-            tests_to_run[f"wrong{k}"] = {ex_id: tests for ex_id, mistake in chosen.items()
-                                         if (tests := _tests_that_must_fail(catalog.get_exercise(ex_id), mistake))}
+            tests_to_run[f"wrong{k}"] = {ex_id: must_fail[ex_id][k] for ex_id in chosen if must_fail[ex_id][k]}
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
