@@ -189,22 +189,37 @@ def _blocks(statements: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
             yield from _blocks(handler.body)
 
 
-class _WithoutFormattedText(ast.NodeTransformer):
-    """Blanks every f-string: what is left is the code's behaviour apart from message text."""
+class _Behaviour(ast.NodeTransformer):
+    """What is left of the code once the parts no learner writes or no contract prescribes go.
+
+    Every f-string is blanked (message text), and every signature loses its ``/`` and ``*``
+    markers (which parameters go by position or keyword): the stub fixes the signature and the
+    learner writes the body, so a mutant there models no mistake a learner makes.
+    """
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.Constant:
         return ast.Constant("")
 
+    def visit_arguments(self, node: ast.arguments) -> ast.arguments:
+        self.generic_visit(node)
+        positional = node.posonlyargs + node.args
+        no_default = [None] * (len(positional) - len(node.defaults))
+        return ast.arguments(
+            posonlyargs=[], args=positional + node.kwonlyargs, vararg=node.vararg, kwonlyargs=[],
+            kw_defaults=[], kwarg=node.kwarg, defaults=no_default + node.defaults + node.kw_defaults)
+
 
 def _behaviour(source: str) -> str:
-    return ast.dump(_WithoutFormattedText().visit(ast.parse(source)))
+    return ast.dump(_Behaviour().visit(ast.parse(source)))
 
 
 def generate(ex: catalog.Exercise) -> list[Mutant]:
     """Every distinct, compilable mutant of ``ex``'s reference, in a stable order.
 
     A change inside an f-string only (a number in an error message) is left out: no contract
-    prescribes a message's exact text, so such a mutant could only survive.
+    prescribes a message's exact text, so such a mutant could only survive. So is a change of which
+    parameters are positional-only or keyword-only (``*`` made ``/``): the stub gives the learner
+    the signature, and every call the contract describes goes through it unchanged.
     """
     source = ex.reference.read_text(encoding="utf-8")
     behaviour = _behaviour(source)

@@ -52,6 +52,17 @@ def test_every_mutant_compiles_differs_and_has_a_unique_stable_id():
     assert {m.operator.split("/")[0] for m in first} >= {"core"}
 
 
+def test_no_mutant_only_changes_message_text_or_which_parameters_go_by_keyword():
+    # The learner neither writes the error messages' exact text nor the stub's signature.
+    same = mutants._behaviour
+    assert same('def f(a, *, b=1):\n    raise ValueError(f"{a} is 2")\n') == same(
+        'def f(a, /, b=1):\n    raise ValueError(f"{a} is 3")\n')
+    assert same("def f(a, *, b=1):\n    pass\n") != same("def f(a, *, b=2):\n    pass\n")
+    assert same("def f(a, b=1):\n    pass\n") != same("def f(a=1, b=None):\n    pass\n")
+    for m in mutants.generate(catalog.get_exercise("pytorch.tensors.numpy_bridge")):
+        assert ", /," not in m.diff, m.diff  # from_numpy(a, *, share_memory=True) made positional
+
+
 @pytest.mark.timeout(1800)
 def test_sampled_mutation_check_over_the_catalog_finds_no_new_survivor(tmp_path):
     # The kit's CI check that no hidden suite's strength silently falls: one mutant of every
