@@ -34,33 +34,3 @@ def warm(modules: list[str] | tuple[str, ...]) -> None:
                 strategies.text().validate()
             finally:
                 set_hypothesis_home_dir(None)  # the process's own setting applies again
-
-
-def collect(session: list[str]) -> None:
-    """Collect the tests of the pytest command line ``session`` and throw the session away: its
-    test modules stay imported (and assertion-rewritten), so a process forked from this one
-    collects the same files without importing them again. Quiet: this process's output is not
-    a test run's."""
-    import os
-
-    import pytest
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        pytest.main([*session, "--collect-only"])
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, old in zip((1, 2), saved):
-            os.dup2(old, fd)
-            os.close(old)
-        os.close(devnull)
-    if "hypothesis" in sys.modules:
-        from hypothesis.configuration import set_hypothesis_home_dir
-
-        set_hypothesis_home_dir(None)  # each child reads its own storage directory setting

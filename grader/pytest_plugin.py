@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import importlib
 import os
 import sys
@@ -98,6 +99,9 @@ def pytest_configure(config: pytest.Config) -> None:
                              else None)
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     warm(config.getoption("warm_import"))
+    if config.getoption("grading") and not config.pluginmanager.has_plugin("faulthandler"):
+        # A crash's traceback goes to the child's output (fd 2, whatever it is when it crashes).
+        faulthandler.enable(sys.__stderr__)
 
 
 def _sandbox_facts() -> dict:
@@ -164,34 +168,77 @@ def _selected_tests(config: pytest.Config) -> dict[str, set[str]]:
     return chosen
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cuda = None
-    chosen = _selected_tests(config)
+def _chosen(items: list[pytest.Item], chosen: dict[str, set[str]]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """``items`` split into those ``chosen`` (exercise id -> test names, ``--select-test``) keeps
+    and those it leaves out; an exercise it does not name keeps every test."""
     kept, left_out = [], []
     for item in items:
-        ex = catalog.exercise_for_test_file(Path(str(item.path)))
+        ex = exercise_of(item)
         names = chosen.get(ex.id) if ex is not None else None
         if names is not None and not {item.name, getattr(item, "originalname", item.name)} & names:
             left_out.append(item)
-            continue
-        kept.append(item)
+        else:
+            kept.append(item)
+    return kept, left_out
+
+
+def _emit_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if (ex := exercise_of(item)) is not None:
+            unavailable = CUDA_SKIP_REASON if any(
+                m.kwargs.get("reason") == CUDA_SKIP_REASON for m in item.iter_markers("skip")) else ""
+            _emit(config, {"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
+                           "points": points_of(item), "visibility": _visibility(ex, item),
+                           "unavailable": unavailable})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cuda = None
+    for item in items:
+        ex = catalog.exercise_for_test_file(Path(str(item.path)))
         item.stash[_EXERCISE] = ex
-        unavailable = ""
         if item.get_closest_marker("cuda") is not None:
             if cuda is None:
                 cuda = _cuda_available()
             if not cuda:
-                unavailable = CUDA_SKIP_REASON
                 item.add_marker(pytest.mark.skip(reason=CUDA_SKIP_REASON))
         if ex is not None:
             # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
             item.add_marker(pytest.mark.timeout(0))
-            _emit(config, {"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
-                           "points": points_of(item), "visibility": _visibility(ex, item),
-                           "unavailable": unavailable})
+    kept, left_out = _chosen(items, _selected_tests(config))
     if left_out:  # by --select-test
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
+    _emit_collected(config, kept)
+
+
+def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
+                         exercises: list[str], select: dict[str, list[str]], deselect: list[str],
+                         exitfirst: bool) -> None:
+    """Make the session a fork server collected (every exercise it serves, nothing run yet) one
+    grading child's, in the child forked for it, before its tests run: the submission in
+    ``impl_root``, records to ``report_fd`` signed with the key on ``key_fd``, only the tests of
+    ``exercises`` that ``select`` (as ``--select-test``) keeps and ``deselect`` (node ids, as
+    ``--deselect``) does not name, and pytest's ``--exitfirst`` when ``exitfirst``."""
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    config = session.config
+    config.stash[_IMPL_ROOT] = Path(impl_root).resolve()
+    config.stash[_REPORT] = records.writer(report_fd, key_fd)
+    config.option.maxfail = 1 if exitfirst else 0
+    _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
+    wanted, dropped = set(exercises), set(deselect)
+    ours = [i for i in session.items if (ex := exercise_of(i)) is not None and ex.id in wanted]
+    kept, left_out = _chosen([i for i in ours if i.nodeid not in dropped],
+                             {ex_id: set(names) for ex_id, names in select.items()})
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+    session.items[:] = kept
+    session.testscollected = len(kept)
+    _emit_collected(config, kept)
+    collector = config.pluginmanager.get_plugin("drills-collector")
+    if collector is not None:
+        collector.pytest_collection_finish(session)
 
 
 def _cuda_available() -> bool:

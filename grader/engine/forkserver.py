@@ -1,20 +1,23 @@
-"""A fork server for grading children: pay the frameworks' imports once per batch, not per child.
+"""A fork server for grading children: pay the imports and the collection once per batch, not per child.
 
 ``python -m grader.engine.forkserver FD POLICY SESSION MODULE ...`` imports the named modules (pytest,
-hypothesis, torch and/or tensorflow) and collects the tests of the pytest command line SESSION (a
-JSON list; its test modules stay imported, so a child's collection finds them loaded), runs no
-tensor op (a process that ran multithreaded torch or TF ops cannot fork safely), prints ``ready``
-and then serves requests on FD, one end of a socket pair the grader made: there is no socket
-file, so no grading child (nor anyone else) can reach the server, and the server checks that
-its peer is the grader's user. Each request carries
-a pytest command line, an environment, the child's staged work directory and four descriptors
-(output, report pipe, key pipe, and the socket the server answers on). The jail is the
-server's: ``POLICY`` (``grader.engine.jail``), fixed when the server starts, with only the work
-directory taken from the request, and only one the grader staged (``valid_workdir``). The
-server forks one child per request; the child starts a new session, takes the descriptors,
-replaces its environment, enters the jail (``grader.engine.jail.apply``) and runs ``pytest.main``.
-The server answers with the child's pid, then with its exit status when it ends. It exits when
-its stdin (a pipe from the grader) or its request socket closes.
+hypothesis, torch and/or tensorflow), starts the pytest session of the command line SESSION (a
+JSON list) and collects its tests, runs no test and no tensor op (a process that ran
+multithreaded torch or TF ops cannot fork safely), prints ``ready`` and then, in place of the
+session's test loop, serves requests on FD, one end of a socket pair the grader made: there is
+no socket file, so no grading child (nor anyone else) can reach the server, and the server checks
+that its peer is the grader's user. Each request carries an environment, the child's staged work
+directory and four descriptors (output, report pipe, key pipe, and the socket the server answers
+on). The jail is the server's: ``POLICY`` (``grader.engine.jail``), fixed when the server starts,
+with only the work directory taken from the request, and only one the grader staged
+(``valid_workdir``). The server forks one child per request; the child starts a new session,
+takes the descriptors, replaces its environment, enters the jail (``grader.engine.jail.apply``),
+narrows the collected session to the tests its work directory's ``CHILD_OPTIONS`` name, with the
+submission they test (``grader.pytest_plugin.start_forked_session``), and runs pytest's own test
+loop and the rest of the session. Every child is a fresh fork of a server that never ran a test:
+nothing one submission does reaches the next. The server answers with the child's pid, then with
+its exit status when it ends. It exits when its stdin (a pipe from the grader) or its request
+socket closes.
 
 The grader's side is ``ForkServer``; its children look like ``subprocess.Popen`` objects to the
 supervisor (``pid``, ``stdout``, ``wait``).
@@ -23,7 +26,6 @@ supervisor (``pid``, ``stdout``, ``wait``).
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import os
 import select
@@ -59,46 +61,37 @@ def valid_workdir(path: str) -> bool:
             and os.path.isdir(os.path.join(path, "rw", "cwd")))
 
 
-def _run_child(request: dict, policy: dict, fds: list[int]) -> None:
-    """In the forked child: become the grading child, run pytest, never return."""
-    code = 70
-    try:
-        os.setsid()
-        from grader._lifetime import die_with_parent
-        from grader.engine import jail
+CHILD_OPTIONS = "child.json"  # in the work directory: what ``start_forked_session`` takes, descriptors aside
 
-        die_with_parent()  # a child never outlives its server
-        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL)
-        output, report, key = fds[:3]
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(output, 1)
-        os.dup2(output, 2)
-        keep = sorted({0, 1, 2, report, key})
-        for low, high in zip(keep, [*keep[1:], 65536]):
-            os.closerange(low + 1, high)  # the request socket and every other child's included
-        os.environ.clear()
-        os.environ.update(request["env"])
-        tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
-        workdir = request["workdir"]
-        os.chdir(os.path.join(workdir, "rw", "cwd"))
-        jail.apply({**policy, "workdir": workdir})
-        sys.path[0] = os.getcwd()  # what `python -m pytest` run there would have
-        import pytest
 
-        args = [a.format(report_fd=report, key_fd=key) for a in request["args"]]
-        code = int(pytest.main(args))
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:  # noqa: BLE001 - report anything, the child must not return
-        import traceback
+def _become_child(request: dict, policy: dict, fds: list[int]) -> dict:
+    """In the forked child: take the request's descriptors, environment and jail, what a fresh
+    grading child gets; return the child's options (``CHILD_OPTIONS``) with its descriptors."""
+    os.setsid()
+    from grader._lifetime import die_with_parent
+    from grader.engine import jail
 
-        traceback.print_exc()
-    finally:
-        os._exit(code)
+    die_with_parent()  # a child never outlives its server
+    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    output, report, key = fds[:3]
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    keep = sorted({0, 1, 2, report, key})
+    for low, high in zip(keep, [*keep[1:], 65536]):
+        os.closerange(low + 1, high)  # the request socket and every other child's included
+    workdir = request["workdir"]
+    with open(os.path.join(workdir, CHILD_OPTIONS), encoding="utf-8") as stream:
+        options = json.load(stream)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
+    os.chdir(os.path.join(workdir, "rw", "cwd"))
+    jail.apply({**policy, "workdir": workdir})
+    sys.path[0] = os.getcwd()  # what `python -m pytest` run there would have
+    return {**options, "report_fd": report, "key_fd": key}
 
 
 def _peer_is_us(sock: socket.socket) -> bool:
@@ -107,38 +100,24 @@ def _peer_is_us(sock: socket.socket) -> bool:
     return uid == os.geteuid()
 
 
-def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None:
-    """Preload ``modules`` and collect the tests of the pytest command line ``session``, then fork
-    a jailed child per request on the socket ``fd`` until stdin or that socket closes."""
-    from grader import _preload
-
-    _preload.warm(modules)  # imports, and the caches its children's tests would otherwise each fill
-    if session:
-        _preload.collect(session)
-    if "pytest" in sys.modules:  # pytest's own plugins, which every child's session loads
-        from _pytest.config import default_plugins
-
-        for name in default_plugins:
-            importlib.import_module(f"_pytest.{name}")
-    # Children never collect (or copy, on write) what was loaded here.
-    gc.collect()
-    gc.freeze()
-    requests = socket.socket(fileno=fd)
-    if not _peer_is_us(requests):
-        sys.exit("fork server: the request socket is not the grader's")
-    print("ready", flush=True)
+def _serve(requests: socket.socket, policy: dict, ready: int) -> dict | None:
+    """Say ``ready`` on the descriptor ``ready``, then fork a child per request on ``requests``.
+    Returns in each child, jailed, with its options (``_become_child``); returns None in the
+    server when stdin or the request socket closes (the grader is gone)."""
+    os.write(ready, b"ready\n")
+    os.close(ready)
     clients: dict[int, socket.socket] = {}  # child pid -> the socket to answer on
     while True:
         readable, _, _ = select.select([requests, sys.stdin], [], [], 0.05)
         if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1024):
-            return  # the grader is gone
+            return None  # the grader is gone
         if requests in readable:
             try:
                 message, fds, _, _ = socket.recv_fds(requests, MAX_REQUEST, len(FD_NAMES))
             except OSError:
-                return
+                return None
             if not message:
-                return  # the grader closed its end
+                return None  # the grader closed its end
             try:
                 request = json.loads(message)
                 ok = len(fds) == len(FD_NAMES) and valid_workdir(request["workdir"])
@@ -151,7 +130,13 @@ def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None
             sys.stdout.flush()
             pid = os.fork()
             if pid == 0:
-                _run_child(request, policy, fds)
+                try:
+                    return _become_child(request, policy, fds)
+                except BaseException:  # noqa: BLE001 - report anything, the child must not serve
+                    import traceback
+
+                    traceback.print_exc()
+                    os._exit(70)
             for fd_ in fds[:3]:
                 os.close(fd_)
             reply = clients[pid] = socket.socket(fileno=fds[3])
@@ -174,6 +159,70 @@ def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None
                 except OSError:
                     pass
                 reply.close()
+
+
+def _serving_plugin(requests: socket.socket, policy: dict, ready: int):
+    """The pytest plugin that turns the server's collected session into a loop of forks: its
+    ``pytest_runtestloop`` serves requests, and in each child hands the session, narrowed to that
+    child's tests (``grader.pytest_plugin.start_forked_session``), to pytest's own test loop."""
+    import pytest
+
+    from grader import pytest_plugin
+
+    class ServeRequests:
+        serving = False  # whether the session got as far as its test loop
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+            self.serving = True
+            # pytest's output capture holds descriptors of the server's (saved outputs, files):
+            # it stops here and starts over in each child, on the child's own output.
+            capture = session.config.pluginmanager.get_plugin("capturemanager")
+            capture.stop_global_capturing()
+            gc.collect()
+            gc.freeze()  # children never collect (or copy, on write) what was loaded here
+            options = _serve(requests, policy, ready)
+            if options is None:
+                return True  # the grader is gone: no test runs in the server
+            capture.start_global_capturing()
+            capture.suspend_global_capture()
+            pytest_plugin.start_forked_session(session, **options)
+            return None  # pytest's own loop runs the child's tests
+
+    return ServeRequests()
+
+
+def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None:
+    """Preload ``modules`` and collect the tests of the pytest command line ``session``, then fork
+    a jailed child per request on the socket ``fd`` until stdin or that socket closes; each child
+    runs its own tests of that one collected session."""
+    from grader import _preload
+
+    _preload.warm(modules)  # imports, and the caches its children's tests would otherwise each fill
+    requests = socket.socket(fileno=fd)
+    if not _peer_is_us(requests):
+        sys.exit("fork server: the request socket is not the grader's")
+    server = os.getpid()
+    ready, errors = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # the session's own output is nobody's; a child's goes to its grader
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    import pytest
+
+    plugin = _serving_plugin(requests, policy, ready)
+    code = 70
+    try:
+        code = int(pytest.main(session, plugins=[plugin]))
+    finally:
+        if os.getpid() != server:  # a child, at the end of its session
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    if not plugin.serving:
+        os.write(errors, f"fork server: the pytest session ended (exit status {code}) before its "
+                         "test loop: its tests did not collect\n".encode())
+        sys.exit(1)
 
 
 # ----------------------------------------------------------------------------- grader side
@@ -213,7 +262,7 @@ class ForkServer:
     """A running fork server that preloads ``modules`` (e.g. ``("torch",)``) and jails its
     children by ``policy``."""
 
-    def __init__(self, modules: tuple[str, ...], env: dict[str, str], policy: dict, session: list[str] = ()):
+    def __init__(self, modules: tuple[str, ...], env: dict[str, str], policy: dict, session: list[str]):
         self._requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
@@ -228,16 +277,13 @@ class ForkServer:
             self.close()
             raise RuntimeError(f"the fork server did not start (it said {line!r})")
 
-    def spawn(self, args: list[str], env: dict[str, str], workdir: Path,
-              report_w: int, key_r: int) -> ForkedChild:
-        """Fork a grading child running ``pytest.main(args)`` in ``workdir``'s jail.
-
-        ``args`` may name the report and key descriptors as ``{report_fd}`` and ``{key_fd}``.
-        """
+    def spawn(self, env: dict[str, str], workdir: Path, report_w: int, key_r: int) -> ForkedChild:
+        """Fork a grading child in ``workdir``'s jail that runs the tests its ``CHILD_OPTIONS``
+        file chooses (``grader.pytest_plugin.start_forked_session``'s keywords but the descriptors)."""
         output_r, output_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            request = json.dumps({"args": args, "env": env, "workdir": str(workdir)})
+            request = json.dumps({"env": env, "workdir": str(workdir)})
             socket.send_fds(self._requests, [request.encode()], [output_w, report_w, key_r,
                                                                  theirs.fileno()])
         except OSError:
@@ -268,7 +314,7 @@ _lock = threading.Lock()
 
 
 def server_for(modules: tuple[str, ...], env: dict[str, str], policy: dict,
-               session: list[str] = ()) -> ForkServer:
+               session: list[str]) -> ForkServer:
     """The shared fork server preloading ``modules``, with the tests of the pytest command line
     ``session`` collected, and jailing by ``policy`` (started on first use, closed at exit)."""
     key = (modules, json.dumps(policy, sort_keys=True), tuple(session))

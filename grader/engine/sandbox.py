@@ -40,7 +40,7 @@ from pathlib import Path
 
 from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
-from grader.engine import jail
+from grader.engine import forkserver, jail
 from grader.engine.scan import Finding, scan_tree
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
@@ -164,8 +164,8 @@ _forking_kits: dict[tuple, Path] = {}
 
 def forking_kit() -> Path:
     """The tests of every catalog exercise, staged once per grader process for the children of its
-    fork servers, which import (and assertion-rewrite) them once before forking: every child
-    then runs the same modules at the same paths instead of collecting its own copies. Readable
+    fork servers, which collect them once before forking (``grader.engine.forkserver``): every
+    child runs its tests of that one session instead of collecting its own copies. Readable
     by the children, writable only by the grader; a changed test file gets a new copy."""
     exercises = list(catalog.load_catalog().values())
     sources = [*_test_sources(exercises), *(catalog.KIT_ROOT / name for name in KIT_CONFIG)]
@@ -293,8 +293,10 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
     # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
     # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
     # --tb=no: the plugin writes each failure's message itself. No log capture either.
+    # pytest's faulthandler would write to a copy of the stderr it found at start, which in a
+    # fork server's child is the server's: the plugin turns it on, on whatever fd 2 is.
     return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-            "-p", "no:logging", "-p", "grader.pytest_plugin",
+            "-p", "no:logging", "-p", "no:faulthandler", "-p", "grader.pytest_plugin",
             "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
             "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(limits.test_s),
             *(f"--warm-import={m}" for m in preload_modules(exercises)),
@@ -327,22 +329,28 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
             kit = forking_kit()
             policy["reveal"] = [*policy["reveal"], str(kit)]
         findings = scan_tree(impl)
-        args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
-                "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                *(["--exitfirst"] if stop_at_first_failure else [])]
         env = _env(work, kit)
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
         done: list[str] = []  # tests reported or stopped: a fresh child deselects them
-        # ... read by pytest from a file ("@file", one argument a line, in the work directory,
-        # which the child cannot write), with the tests chosen by ``select``: a fork server's
-        # request has no room for thousands.
-        chosen = [f"--select-test={ex_id}::{name}\n" for ex_id, names in (select or {}).items() for name in names]
-        arguments = work / "tests.args"
         while True:
-            arguments.write_text("".join(chosen + [f"--deselect={n}\n" for n in done]), encoding="utf-8")
-            run = _run_child([*args, f"@{arguments}"], env, work, policy, limits, left,
-                             exercises if fork else None)
+            # What the child runs, in a file of the work directory (which the child cannot write):
+            # a request to the fork server has no room for thousands of test names.
+            if fork:
+                options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
+                           "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
+                           "deselect": done, "exitfirst": stop_at_first_failure}
+                (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
+                args = []
+            else:  # a pytest command line, the tests chosen in an @file (one argument a line)
+                chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
+                          for name in names]
+                (work / "tests.args").write_text("".join(
+                    f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
+                args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
+                        "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                        *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
+            run = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
             runs.append(run)
             left -= run.ran_s
             done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
@@ -360,8 +368,6 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     report_r, report_w = os.pipe()
     key_r = _records.key_pipe(key)
     if fork_for is not None:
-        from grader.engine import forkserver
-
         # The server accepts work directories in the temporary directory the grader stages in,
         # and reads the same kit as its children. It collects the tests of every exercise its
         # preloaded frameworks serve, so that one server serves any selection of them.
@@ -373,7 +379,7 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
         server = forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
 
         def start():
-            return server.spawn(args, env, work, report_w, key_r)
+            return server.spawn(env, work, report_w, key_r)
     else:
         cmd = [sys.executable, "-m", "grader.engine.jail", json.dumps({**policy, "workdir": str(work)}),
                "--", sys.executable, "-m", "pytest",

@@ -11,7 +11,7 @@ import pytest
 
 from grader import catalog
 from grader.engine import forkserver
-from grader.engine.sandbox import Limits, outside_limit, preload_modules
+from grader.engine.sandbox import Limits, _session, outside_limit, preload_modules
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
@@ -89,15 +89,22 @@ def test_the_server_preloads_only_the_frameworks_in_use():
         assert {"torch", "tensorflow"} <= set(preload_modules(mixed))
 
 
+def _server() -> forkserver.ForkServer:
+    """A fork server for one exercise, started as the grader starts them (its policy aside)."""
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the plugins are named
+    return forkserver.ForkServer(preload_modules([BROADCASTING]), env, {},
+                                 _session(catalog.KIT_ROOT, [BROADCASTING], Limits()))
+
+
 def test_the_server_exits_when_the_grader_goes_away():
-    server = forkserver.ForkServer(("json",), dict(os.environ), {})
+    server = _server()
     server._proc.stdin.close()  # what the grader's death does to the pipe
     assert server._proc.wait(timeout=10) == 0
     server.close()
 
 
 def test_the_server_has_no_socket_file_and_refuses_a_work_directory_it_did_not_stage(tmp_path):
-    server = forkserver.ForkServer(("json",), dict(os.environ), {})
+    server = _server()
     try:
         fds = f"/proc/{server._proc.pid}/fd"
         inodes = {os.readlink(f"{fds}/{fd}")[8:-1] for fd in os.listdir(fds)
@@ -109,7 +116,7 @@ def test_the_server_has_no_socket_file_and_refuses_a_work_directory_it_did_not_s
             report_r, report_w = os.pipe()
             key_r, key_w = os.pipe()
             with pytest.raises(ConnectionError):
-                server.spawn(["--version"], {}, workdir, report_w, key_r)
+                server.spawn({}, workdir, report_w, key_r)
             for fd in (report_r, report_w, key_r, key_w):
                 os.close(fd)
         assert server.alive()

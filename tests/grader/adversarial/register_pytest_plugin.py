@@ -1,5 +1,6 @@
 """Finds pytest's config through the garbage collector and registers a plugin that rewrites
-every report to 'passed'."""
+every report to 'passed'. (A fork server's child finds it too, once it unfreezes the objects
+the server froze.)"""
 import gc
 
 import pytest
@@ -14,6 +15,7 @@ class _Cheat:
         report.longrepr = None
 
 
+gc.unfreeze()  # a fork server froze what it made before forking (pytest's config too): no hiding place
 for obj in gc.get_objects():
     if type(obj).__name__ == "Config" and hasattr(obj, "pluginmanager"):
         obj.pluginmanager.register(_Cheat(), "cheat")
