@@ -162,6 +162,17 @@ def test_a_range_wider_than_float32_max_still_gets_a_finite_scale(impl):
     assert bool(torch.isfinite(scale).all()), f"scale is {scale.tolist()}: it must never be inf"
 
 
+@pytest.mark.points(1)
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+def test_a_range_too_small_for_a_float32_scale_still_gets_a_positive_scale(impl, symmetric):
+    # max|x| / 127 (or the range / 255) for the smallest float32 subnormal is below float32's
+    # smallest value: it rounds to 0 unless guarded after the rounding.
+    x = torch.tensor([1e-45, -1e-45, 0.0])
+    _, scale, _ = impl.quantize(x, 8, symmetric)
+    assert bool(torch.isfinite(scale).all()) and bool((scale > 0).all()), (
+        f"x = [1e-45, -1e-45, 0]: scale is {scale.tolist()}; it must never be 0, NaN or inf")
+
+
 @pytest.mark.points(2)
 @pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
 def test_a_zero_channel_among_others_gets_scale_one(impl, symmetric):
