@@ -311,6 +311,8 @@ TORCH_UNSUPPORTED = {
     "padding_2_0": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, padding=(2, 0))), ValueError, "Conv2d"),
     "dilation_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, dilation=2)), ValueError, "Conv2d"),
     "groups_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3, groups=2)), ValueError, "Conv2d"),
+    "Flatten_start_dim_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3), nn.Flatten(2)), ValueError, "Flatten"),
+    "Flatten_end_dim_2": (lambda: nn.Sequential(nn.Conv2d(2, 2, 3), nn.Flatten(1, 2)), ValueError, "Flatten"),
 }
 # Keras layers after an input of shape (5, 5, 2).
 KERAS_UNSUPPORTED = {
@@ -322,6 +324,9 @@ KERAS_UNSUPPORTED = {
     "groups_2": (lambda: keras.layers.Conv2D(2, 3, groups=2), ValueError, "Conv2D"),
     "channels_first": (lambda: keras.layers.Conv2D(2, 1, data_format="channels_first"), ValueError, "Conv2D"),
     "same_stride_2": (lambda: keras.layers.Conv2D(2, 3, strides=2, padding="same"), ValueError, "Conv2D"),
+    "ReLU_max_value": (lambda: keras.layers.ReLU(max_value=6.0), ValueError, "ReLU"),
+    "ReLU_negative_slope": (lambda: keras.layers.ReLU(negative_slope=0.1), ValueError, "ReLU"),
+    "ReLU_threshold": (lambda: keras.layers.ReLU(threshold=0.5), ValueError, "ReLU"),
 }
 
 

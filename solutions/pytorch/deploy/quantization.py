@@ -98,7 +98,8 @@ def quantize(x: Tensor, num_bits: int = 8, symmetric: bool = True,
         lo = (torch.amin(xf, dim=dims, keepdim=True) if dims else xf).clamp(max=0)
         hi = (torch.amax(xf, dim=dims, keepdim=True) if dims else xf).clamp(min=0)
         scale = (hi - lo) / (qmax - qmin)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale)).float()
+    scale = scale.float()  # first: a range below float32's smallest scale rounds to 0 here
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     if not symmetric:
         zero_point = (qmin - torch.round(lo / scale.double())).clamp(qmin, qmax).long()
     q = (torch.round(xf / scale.double()) + zero_point).clamp(qmin, qmax).to(torch.int8)

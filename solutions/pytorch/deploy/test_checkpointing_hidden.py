@@ -170,6 +170,56 @@ def test_checkpoint_saved_without_cuda_loads_where_cuda_is_available(impl, tmp_p
         "Python's random state was not restored from a checkpoint saved without CUDA, loaded where CUDA is available")
 
 
+@pytest.mark.cuda
+@pytest.mark.points(1)
+def test_cuda_rng_states_are_saved_and_restored(impl, tmp_path):
+    model, optimizer, _ = build("SGD-momentum", "none", 11)
+    torch.cuda.manual_seed_all(11)
+    impl.save_checkpoint(tmp_path / "c.pt", model=model, optimizer=optimizer, epoch=1)
+    want = [torch.rand(3, device=f"cuda:{i}") for i in range(torch.cuda.device_count())]
+    torch.cuda.manual_seed_all(12)
+    impl.load_checkpoint(tmp_path / "c.pt", model, optimizer)
+    for i, expected in enumerate(want):
+        assert torch.equal(torch.rand(3, device=f"cuda:{i}"), expected), (
+            f"the generator of cuda:{i} was not saved and restored (CUDA is available: the checkpoint "
+            "holds every CUDA generator's state and load_checkpoint restores it)")
+
+
+class RunsCodeWhenUnpickled:
+    """Unpickling this object creates ``marker``: code a weights-only load never runs."""
+
+    def __init__(self, marker: pathlib.Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+@pytest.mark.points(1)
+def test_load_refuses_a_file_that_holds_arbitrary_objects(impl, tmp_path):
+    # A checkpoint made valid by save_checkpoint, plus one pickled object that runs code when it is
+    # unpickled: a weights_only=True load refuses it without running that code.
+    model, optimizer, _ = build("SGD-momentum", "none", 10)
+    path, marker = tmp_path / "c.pt", tmp_path / "code-ran"
+    impl.save_checkpoint(path, model=model, optimizer=optimizer, epoch=1)
+    state = torch.load(path, weights_only=True)
+    state["extra"] = RunsCodeWhenUnpickled(marker)
+    torch.save(state, path)
+    try:
+        impl.load_checkpoint(path, model, optimizer)
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - torch's refusal, whichever error it is
+        refused = True
+    else:
+        refused = False
+    assert not marker.exists(), (
+        "load_checkpoint unpickled an arbitrary object from the file and ran its code: load it with "
+        "torch.load(..., weights_only=True)")
+    assert refused, ("load_checkpoint loaded a file holding an arbitrary pickled object, which "
+                     "torch.load(..., weights_only=True) refuses")
+
+
 @pytest.mark.points(1)
 def test_negative_epoch_raises_value_error_and_zero_is_accepted(impl, tmp_path):
     model, optimizer, _ = build("SGD-momentum", "none", 6)

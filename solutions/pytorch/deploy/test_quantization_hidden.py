@@ -89,7 +89,7 @@ def test_x_that_is_not_float32_or_float64_raises_type_error(impl, x):
 
 
 @pytest.mark.points(1)
-@pytest.mark.parametrize("num_bits", [1, 9, 0])
+@pytest.mark.parametrize("num_bits", [1, 9, 0, 4.0])  # 4.0: in range, but not an int
 def test_num_bits_outside_2_to_8_raises_value_error(impl, num_bits):
     assert_raises_naming(ValueError, "num_bits", impl.quantize, torch.randn(5), num_bits)
 
@@ -152,6 +152,25 @@ def test_all_zero_input_gets_scale_one(impl, symmetric, axis):
     q, scale, zero_point = check_quantized(impl, x, 8, symmetric, axis, f"all-zero x, symmetric={symmetric}")
     assert bool(torch.isfinite(scale).all()) and bool((scale == 1.0).all()), (
         f"all-zero x: scale is {scale.tolist()}, expected 1.0 (never 0, NaN or inf)")
+
+
+@pytest.mark.points(1)
+def test_a_range_wider_than_float32_max_still_gets_a_finite_scale(impl):
+    # hi - lo = 5e38 overflows float32 (max 3.4e38), but the scale (hi - lo) / 255 ~ 2e36 does not.
+    x = torch.tensor([-3e38, 0.0, 1e38, 2e38])
+    _, scale, _ = check_quantized(impl, x, 8, False, None, "asymmetric float32 x from -3e38 to 2e38")
+    assert bool(torch.isfinite(scale).all()), f"scale is {scale.tolist()}: it must never be inf"
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "asymmetric"])
+def test_a_range_too_small_for_a_float32_scale_still_gets_a_positive_scale(impl, symmetric):
+    # max|x| / 127 (or the range / 255) for the smallest float32 subnormal is below float32's
+    # smallest value: it rounds to 0 unless guarded after the rounding.
+    x = torch.tensor([1e-45, -1e-45, 0.0])
+    _, scale, _ = impl.quantize(x, 8, symmetric)
+    assert bool(torch.isfinite(scale).all()) and bool((scale > 0).all()), (
+        f"x = [1e-45, -1e-45, 0]: scale is {scale.tolist()}; it must never be 0, NaN or inf")
 
 
 @pytest.mark.points(2)
@@ -270,6 +289,20 @@ def test_quant_linear_forward_equals_linear_with_the_quantized_weight(impl, bias
     want = F.linear(x, reference_quantized_weight(linear.weight.detach()), linear.bias)
     assert_close(got.detach(), want.detach(), rtol=1e-5, atol=1e-5,
                  name=f"QuantLinear({n_in}, {n_out}, bias={bias}) output")
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16],
+                         ids=["float64", "float16", "bfloat16"])
+def test_from_float_takes_a_linear_of_any_float_dtype(impl, dtype):
+    torch.manual_seed(7)
+    linear = torch.nn.Linear(6, 3).to(dtype)
+    x = torch.randn(4, 6)
+    weight, bias = linear.weight.detach().float(), linear.bias.detach().float()  # exact conversions
+    want = F.linear(x, reference_quantized_weight(weight), bias)
+    got = impl.QuantLinear.from_float(linear)(x)
+    assert_close(got.detach(), want, rtol=1e-5, atol=1e-5, check_dtype=False,
+                 name=f"QuantLinear of a {dtype} nn.Linear(6, 3), float32 x")
 
 
 @pytest.mark.points(1)

@@ -15,6 +15,7 @@ overrides these filters).
 from __future__ import annotations
 
 import pathlib
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -77,6 +78,21 @@ class PythonIf(nn.Module):
         if x.sum() > 0:
             return self.linear(x)
         return -self.linear(x)
+
+
+class Warns(nn.Module):
+    """No data-dependent control flow, but its forward warns (a plain ``Warning`` and a
+    ``UserWarning``, neither of them a ``TracerWarning``) every time it runs."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(7)
+        self.linear = nn.Linear(FEATURES, 2)
+
+    def forward(self, x):
+        warnings.warn("Warns: a warning of the base category", Warning, stacklevel=2)
+        warnings.warn("Warns: a user warning", UserWarning, stacklevel=2)
+        return torch.sigmoid(self.linear(x))
 
 
 def eval_reference(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -236,6 +252,18 @@ def test_export_traced_refuses_data_dependent_control_flow(impl, tmp_path):
     path = tmp_path / "if.pt"
     assert_raises_naming(ValueError, "model", impl.export_traced, PythonIf(), signed_batch(2, FEATURES, 1), path)
     assert not path.exists(), "export_traced raised, but left a file at path"
+
+
+@pytest.mark.points(1)
+def test_export_traced_keeps_a_model_that_warns_for_other_reasons(impl, tmp_path):
+    model = Warns()
+    impl.export_traced(model, torch.randn(3, FEATURES), tmp_path / "w.pt")
+    loaded = torch.jit.load(tmp_path / "w.pt")
+    for batch in (1, 5):
+        x = torch.randn(batch, FEATURES)
+        assert_close(outputs_of(loaded, x), eval_reference(model, x),
+                     name=f"the loaded traced model whose forward warns (a Warning and a UserWarning, no "
+                          f"TracerWarning: it must be saved) on a batch of {batch}")
 
 
 # export_program

@@ -182,6 +182,22 @@ def test_unknown_sync_raises_value_error(impl, sync):
             dist.destroy_process_group()
 
 
+@pytest.mark.points(1)
+def test_rank_is_checked_before_joining_by_the_environment(impl, monkeypatch):
+    # With init_method "env://" torch reads a rank of -1 as "take RANK from the environment": it
+    # would join as rank 0 of 2 here and wait for a rank 1 that never comes, until timeout_s. Only
+    # a check made before joining refuses the -1 at once.
+    for name, value in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(free_loopback_port())),
+                        ("RANK", "0"), ("WORLD_SIZE", str(WORLD))):
+        monkeypatch.setenv(name, value)
+    try:
+        assert_raises_naming(ValueError, "rank", impl.ddp_worker, -1, WORLD, "env://", model=make_model(0),
+                             dataset=make_dataset(4), epochs=1, batch_size=2, lr=LR, timeout_s=2.0)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
 # ----------------------------------------------------------------------------- the process group
 
 
@@ -326,6 +342,24 @@ def test_drop_last_drops_the_tail(runs):
         assert [len(s) for s in shards] == [11 // WORLD] * WORLD and len(set(together)) == len(together), (
             f"{label('manual-dropped')}, epoch {epoch}: shards {shards}; expected {11 // WORLD} distinct "
             "indices per rank, none shared")
+
+
+@pytest.mark.points(1)
+def test_signature_default_drop_last_false(impl, ranks):
+    # Two ranks, 11 samples, drop_last left out: the shards are DistributedSampler's with
+    # drop_last=False, the signature's default (6 indices per rank, one of them repeated).
+    dataset = make_dataset(11)
+    results = ranks.run(impl.ddp_worker, lambda rank, init_method: (
+        (rank, WORLD, init_method),
+        dict(model=make_model(rank), dataset=dataset, epochs=1, batch_size=BATCH, lr=LR, seed=SEED,
+             timeout_s=50.0)), timeout_s=55.0)
+    want = sampler_shards(dataset, False, 0)
+    for rank, result in enumerate(results):
+        indices = result.returned["indices"] if isinstance(result.returned, dict) else None
+        got = indices[0] if indices else None
+        assert got == want[rank], (
+            f"ddp_worker without drop_last, 11 samples on {WORLD} ranks: rank {rank}'s indices are {got}, "
+            f"expected {want[rank]} (DistributedSampler with drop_last=False, the signature's default)")
 
 
 # Last: a job whose rank hangs stops the ranks, and the next job would pay for starting them again.

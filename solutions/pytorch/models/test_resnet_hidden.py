@@ -155,26 +155,41 @@ def test_block_gradients(impl, in_ch, out_ch, stride):
                     name=f"BasicBlock({in_ch}, {out_ch}, stride={stride}) (eval) w.r.t. x")
 
 
+def assert_resnet_structure(impl, model, num_classes, widths, blocks_per_stage, in_channels, label):
+    """``model`` is the stem, stages and fc the docstring describes for these arguments."""
+    stem = model.stem
+    assert isinstance(stem, nn.Sequential) and len(stem) == 3, f"{label}: stem must be nn.Sequential(conv, bn, relu)"
+    _assert_conv(stem[0], f"{label}.stem[0]", in_channels, widths[0], 3, 1, 1)
+    assert isinstance(stem[1], nn.BatchNorm2d) and isinstance(stem[2], nn.ReLU), (
+        f"{label}: stem must be (Conv2d, BatchNorm2d, ReLU)")
+    assert isinstance(model.stages, nn.Sequential) and len(model.stages) == len(widths), (
+        f"{label}: stages must hold one nn.Sequential per width ({len(widths)})")
+    previous = widths[0]
+    for i, (stage, width) in enumerate(zip(model.stages, widths, strict=True)):
+        assert isinstance(stage, nn.Sequential) and len(stage) == blocks_per_stage, (
+            f"{label}: stages[{i}] must hold blocks_per_stage={blocks_per_stage} blocks")
+        for j, block in enumerate(stage):
+            assert isinstance(block, impl.BasicBlock), (
+                f"{label}: stages[{i}][{j}] is {type(block).__name__}, not BasicBlock")
+            stride = 2 if (i > 0 and j == 0) else 1
+            _assert_conv(block.conv1, f"{label}.stages[{i}][{j}].conv1", previous if j == 0 else width, width,
+                         3, stride, 1)
+        previous = width
+    assert (isinstance(model.fc, nn.Linear)
+            and (model.fc.in_features, model.fc.out_features) == (widths[-1], num_classes)), (
+        f"{label}: fc must be nn.Linear(widths[-1]={widths[-1]}, num_classes={num_classes})")
+
+
 @pytest.mark.points(2)
 def test_resnet_structure(impl):
     model = impl.SmallResNet(5, widths=(3, 4, 6), blocks_per_stage=2, in_channels=2)
-    stem = model.stem
-    assert isinstance(stem, nn.Sequential) and len(stem) == 3, "stem must be nn.Sequential(conv, bn, relu)"
-    _assert_conv(stem[0], "stem[0]", 2, 3, 3, 1, 1)
-    assert isinstance(stem[1], nn.BatchNorm2d) and isinstance(stem[2], nn.ReLU), (
-        "stem must be (Conv2d, BatchNorm2d, ReLU)")
-    assert isinstance(model.stages, nn.Sequential) and len(model.stages) == 3, (
-        "stages must hold one nn.Sequential per width")
-    previous = 3
-    for i, (stage, width) in enumerate(zip(model.stages, (3, 4, 6), strict=True)):
-        assert isinstance(stage, nn.Sequential) and len(stage) == 2, f"stages[{i}] must hold blocks_per_stage=2 blocks"
-        for j, block in enumerate(stage):
-            assert isinstance(block, impl.BasicBlock), f"stages[{i}][{j}] is {type(block).__name__}, not BasicBlock"
-            stride = 2 if (i > 0 and j == 0) else 1
-            _assert_conv(block.conv1, f"stages[{i}][{j}].conv1", previous if j == 0 else width, width, 3, stride, 1)
-        previous = width
-    assert isinstance(model.fc, nn.Linear) and (model.fc.in_features, model.fc.out_features) == (6, 5), (
-        "fc must be nn.Linear(widths[-1], num_classes)")
+    assert_resnet_structure(impl, model, 5, (3, 4, 6), 2, 2, "SmallResNet(5, widths=(3, 4, 6), ...)")
+
+
+def test_resnet_defaults(impl):
+    model = impl.SmallResNet(5)
+    assert_resnet_structure(impl, model, 5, (16, 32, 64), 2, 3,
+                            "SmallResNet(5) (defaults widths=(16, 32, 64), blocks_per_stage=2, in_channels=3)")
 
 
 @pytest.mark.points(2)

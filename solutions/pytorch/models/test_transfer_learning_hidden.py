@@ -149,6 +149,26 @@ def test_frozen_batchnorm_normalises_with_running_stats_in_train_mode(impl):
                                                        "(frozen batch norm must use its running statistics)")
 
 
+@pytest.mark.points(2)
+def test_frozen_batchnorm_is_frozen_as_soon_as_prepared(impl):
+    # A model is in training mode when built: used straight after prepare_for_finetuning, with no
+    # model.train() in between, its frozen batch norm already uses and keeps its running statistics.
+    model = pretrained()
+    reference = copy.deepcopy(model).eval()
+    impl.prepare_for_finetuning(model, "fc", 5)
+    before = bn_state(model)
+    x, _ = batch()
+    with torch.no_grad():
+        got = model.layer2(model.layer1(model.stem(x)))
+        want = reference.layer2(reference.layer1(reference.stem(x)))
+    changed = [n for n in before if not torch.equal(before[n], model.state_dict()[n])]
+    assert not changed, (f"a forward pass straight after prepare_for_finetuning (the model in training "
+                         f"mode, as built) changed frozen batch norm statistics: {changed[:4]}")
+    assert_close(got, want, rtol=1e-5, atol=1e-5, name="frozen backbone features straight after "
+                                                       "prepare_for_finetuning (frozen batch norm must use "
+                                                       "its running statistics)")
+
+
 def test_eval_still_switches_everything_off(impl):
     model = pretrained()
     impl.prepare_for_finetuning(model, "fc", 5, ["layer2"])
@@ -168,13 +188,16 @@ def test_trainable_parameters_in_order(impl):
         "trainable_parameters must list exactly the parameters that require grad, in model.parameters() order")
 
 
-@pytest.mark.parametrize("kind", ["missing_head", "head_not_linear", "missing_trainable", "num_classes_zero"])
+@pytest.mark.parametrize("kind", ["missing_head", "empty_head", "head_not_linear", "missing_trainable",
+                                  "num_classes_zero"])
 def test_rejects_bad_arguments_before_changing_the_model(impl, kind):
     model = pretrained()
     state = {n: p.requires_grad for n, p in model.named_parameters()}
     old_head = model.fc
     if kind == "missing_head":
         assert_raises_naming(ValueError, "head", impl.prepare_for_finetuning, model, "classifier", 5)
+    elif kind == "empty_head":  # the empty name is the model itself, which is no submodule of itself
+        assert_raises_naming(ValueError, "head", impl.prepare_for_finetuning, model, "", 5)
     elif kind == "head_not_linear":
         assert_raises_naming(TypeError, "head", impl.prepare_for_finetuning, model, "stem.1", 5)
     elif kind == "missing_trainable":

@@ -6,6 +6,8 @@ with the same weights, called with autograd on (which also keeps them off their 
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from hypothesis import example, given, settings, strategies as st
@@ -138,6 +140,17 @@ def test_layer_gradients_match_torch(impl, norm_first):
                     name=f"TransformerEncoderLayer(4, 2, 3, norm_first={norm_first}) w.r.t. x")
 
 
+def test_layer_load_reads_the_source_as_given(impl):
+    """The loaded layer equals the source layer as it was before loading (compared with an untouched
+    copy, so that writing this module's weights into the source cannot make the two agree)."""
+    layer = torch_layer(4, 2, 3, norm_first=False, seed=4)
+    untouched = copy.deepcopy(layer)
+    mine = my_layer(impl, layer)
+    x = rand(2, 3, 4, seed=6)
+    assert_close(mine(x), untouched(x), **F64,
+                 name="TransformerEncoderLayer(4, 2, 3) after load_from_torch vs the source layer as given")
+
+
 @pytest.mark.points(2)
 def test_dropout_only_in_training(impl):
     torch.manual_seed(0)
@@ -199,12 +212,16 @@ def test_outputs_keep_device_and_dtype(impl, device, dtype):
 
 def test_mha_rejects_heads_that_do_not_divide_dim(impl):
     assert_raises_naming(ValueError, "heads", impl.MultiHeadAttention, 6, 4)
+    assert_raises_naming(ValueError, "heads", impl.MultiHeadAttention, 6, 0)  # 0 divides no dim
 
 
 def test_mha_load_rejects_other_modules(impl):
     mine = impl.MultiHeadAttention(8, 2)
     assert_raises_naming(ValueError, "mha", mine.load_from_torch, nn.MultiheadAttention(8, 4, batch_first=True))
     assert_raises_naming(ValueError, "mha", mine.load_from_torch, nn.MultiheadAttention(4, 2, batch_first=True))
+    # Keys and values of another size: nn.MultiheadAttention keeps separate k/v projections then.
+    assert_raises_naming(ValueError, "mha", mine.load_from_torch,
+                         nn.MultiheadAttention(8, 2, kdim=4, vdim=4, batch_first=True))
     assert_raises_naming(ValueError, "mha", mine.load_from_torch, nn.Linear(8, 8))
 
 
@@ -229,3 +246,4 @@ def test_layer_accepts_dropout_zero_and_just_below_one(impl):
 
 def test_layer_rejects_nhead_that_does_not_divide(impl):
     assert_raises_naming(ValueError, "nhead", impl.TransformerEncoderLayer, 10, 4, 16)
+    assert_raises_naming(ValueError, "nhead", impl.TransformerEncoderLayer, 10, 0, 16)  # 0 divides no d_model

@@ -256,6 +256,7 @@ BAD_ARGUMENTS = {
     "alpha=-1.0": (ValueError, "alpha", lambda: make_base(4, 3), 2, -1.0),
     "alpha=nan": (ValueError, "alpha", lambda: make_base(4, 3), 2, math.nan),
     "alpha=inf": (ValueError, "alpha", lambda: make_base(4, 3), 2, math.inf),
+    "alpha='2'": (ValueError, "alpha", lambda: make_base(4, 3), 2, "2"),  # a string is not a number
 }
 
 

@@ -183,10 +183,11 @@ def test_dropout_rejects_bad_p(impl, p):
     raises_naming_word(ValueError, "p", impl.Dropout, p)
 
 
-@pytest.mark.parametrize("p", [0.0, 0.25, 1.0])
+@pytest.mark.parametrize("p", [None, 0.0, 0.25, 1.0], ids=str)
 def test_dropout_stores_p(impl, p):
-    layer = impl.Dropout(p)
-    assert getattr(layer, "p", None) == p, f"Dropout({p}).p is {getattr(layer, 'p', None)!r}, expected {p}"
+    # None: Dropout() with no argument, whose p is the default 0.5.
+    layer, call, want = (impl.Dropout(), "Dropout()", 0.5) if p is None else (impl.Dropout(p), f"Dropout({p})", p)
+    assert getattr(layer, "p", None) == want, f"{call}.p is {getattr(layer, 'p', None)!r}, expected {want}"
 
 
 @pytest.mark.points(0.5)

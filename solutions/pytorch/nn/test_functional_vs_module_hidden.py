@@ -199,12 +199,13 @@ def test_module_loads_torch_layer_norm_state(impl):
                  name="nn.LayerNorm loaded from your LayerNorm's state_dict: weight")
 
 
-def test_module_forward_uses_its_eps(impl):
-    ln = impl.LayerNorm(6, eps=0.5)
-    assert ln.eps == 0.5, f"LayerNorm(6, eps=0.5).eps is {ln.eps!r}"
+@pytest.mark.parametrize("eps", [0.5, 0.0], ids=str)  # eps = 0 is allowed, as for layer_norm
+def test_module_forward_uses_its_eps(impl, eps):
+    ln = impl.LayerNorm(6, eps=eps)
+    assert ln.eps == eps, f"LayerNorm(6, eps={eps}).eps is {ln.eps!r}"
     x = torch.randn(5, 6, dtype=torch.float64) * 0.5
-    assert_close(ln.double()(x), F.layer_norm(x, (6,), eps=0.5), rtol=1e-9, atol=1e-9,
-                 name="LayerNorm(6, eps=0.5)(x) (forward must pass self.eps on)")
+    assert_close(ln.double()(x), F.layer_norm(x, (6,), eps=eps), rtol=1e-9, atol=1e-9,
+                 name=f"LayerNorm(6, eps={eps})(x) (forward must pass self.eps on)")
 
 
 def test_module_trains_weight_and_bias(impl):

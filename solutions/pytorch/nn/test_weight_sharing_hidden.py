@@ -44,6 +44,15 @@ def test_same_parameter_object_counted_once(impl):
     assert count == 13 * 5 + 5 * 5 + 5, (f"TiedLM(13, 5) has {count} parameter values, expected "
                                          f"{13 * 5 + 5 * 5 + 5} (vocab*dim + dim*dim + dim)")
     assert model.output.bias is None, "the output projection must have no bias"
+    # The contract names the layer nn.Linear(dim, vocab): its metadata must say so, not only its
+    # (tied) weight's shape.
+    layers = {"hidden": (model.hidden, 5, 5), "output": (model.output, 5, 13)}
+    for name, (layer, in_features, out_features) in layers.items():
+        assert isinstance(layer, torch.nn.Linear), f"model.{name} is not an nn.Linear"
+        got = (layer.in_features, layer.out_features)
+        assert got == (in_features, out_features), (
+            f"TiedLM(13, 5).{name} has (in_features, out_features) = {got}, expected "
+            f"{(in_features, out_features)} (nn.Linear(dim, {'dim' if name == 'hidden' else 'vocab'}))")
     names = sorted(n for n, _ in model.named_parameters(remove_duplicate=False))
     assert names == ["embedding.weight", "hidden.bias", "hidden.weight", "output.weight"], (
         f"named_parameters(remove_duplicate=False) gives {names}, expected embedding.weight, "

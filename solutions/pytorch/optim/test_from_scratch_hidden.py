@@ -251,6 +251,7 @@ def test_sgd_each_option_matches_torch(impl):
     for defaults in (dict(lr=0.1), dict(lr=0.1, weight_decay=0.1), dict(lr=0.1, weight_decay=1.0),
                      dict(lr=0.1, momentum=0.9),
                      dict(lr=0.05, momentum=0.9, nesterov=True),
+                     dict(lr=0.02, momentum=1.0), dict(lr=0.02, momentum=1.0, nesterov=True),
                      dict(lr=0.05, momentum=0.5, weight_decay=0.05, nesterov=True)):
         check_against_torch(impl, "SGD", defaults, [([0, 1], {})], problem)
 
@@ -315,6 +316,27 @@ def test_exactly_zero_gradients_are_updates(impl, name, defaults):
         assert_close(mine.detach(), ref.detach(), **TOL,
                      name=f"{name}({defaults}) with gradients exactly 0 at steps 1, 2 and 5: "
                           f"parameter after step {t + 1}")
+
+
+@pytest.mark.parametrize("defaults", [dict(lr=0.1, momentum=0.9), dict(lr=0.1, momentum=0.9, nesterov=True)],
+                         ids=["momentum", "nesterov"])
+def test_sgd_with_grads_zeroed_in_place(impl, defaults):
+    """``zero_grad(set_to_none=False)`` keeps each ``.grad`` tensor and zeroes it in place, and
+    ``backward`` then adds into it: the momentum buffer must be a value of its own, as in torch."""
+    gen = torch.Generator().manual_seed(11)
+    x, y = torch.randn(8, 3, generator=gen, dtype=torch.float64), torch.randn(8, generator=gen, dtype=torch.float64)
+    mine = torch.nn.Parameter(torch.randn(3, generator=gen, dtype=torch.float64))
+    ref = torch.nn.Parameter(mine.detach().clone())
+    opt_mine, opt_ref = impl.SGD([mine], **defaults), torch.optim.SGD([ref], **defaults)
+    for step in range(6):
+        for w, opt in ((mine, opt_mine), (ref, opt_ref)):
+            opt.zero_grad(set_to_none=False)
+            ((x @ w - y) ** 2).mean().backward()
+            with torch_optim_kernels_banned("SGD.step") if opt is opt_mine else contextlib.nullcontext():
+                opt.step()
+        assert_close(mine.detach(), ref.detach(), **TOL,
+                     name=f"SGD({defaults}) trained with zero_grad(set_to_none=False): parameter "
+                          f"after step {step + 1}")
 
 
 def test_lr_changed_between_steps_takes_effect(impl):

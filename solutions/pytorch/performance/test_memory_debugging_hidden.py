@@ -6,6 +6,7 @@ a real ``torch.OutOfMemoryError`` when ``n`` is above the threshold.
 
 from __future__ import annotations
 
+import gc
 import math
 import weakref
 
@@ -17,8 +18,9 @@ from grader.checks import assert_raises_naming
 
 
 class FakeDevice:
-    def __init__(self, threshold: int) -> None:
+    def __init__(self, threshold: int, *, cyclic: bool = False) -> None:
         self.threshold = threshold
+        self.cyclic = cyclic  # a failed try's tensors sit in a reference cycle: only gc frees them
         self.calls: list[int] = []
         self.failed_tensors: list[weakref.ref] = []
         self.alive_at_call: list[int] = []
@@ -29,6 +31,9 @@ class FakeDevice:
         activations = torch.empty(min(n, 4096))  # what a real try would hold when it fails
         if n > self.threshold:
             self.failed_tensors.append(weakref.ref(activations))
+            if self.cyclic:  # as a model's modules and hooks often are
+                cycle = [activations]
+                cycle.append(cycle)
             raise torch.OutOfMemoryError(f"fake: batch {n} does not fit")
 
 
@@ -113,6 +118,34 @@ def test_failed_tries_are_released_before_the_next(impl):
     leaked = [(n, alive) for n, alive in zip(device.calls, device.alive_at_call, strict=True) if alive]
     assert not leaked, (f"when try_batch({leaked[0][0]}) started, {leaked[0][1]} tensor(s) of an earlier failed "
                         "try were still alive: drop the exception (and its traceback) before the next try")
+
+
+def test_failed_tries_are_garbage_collected_before_the_next(impl):
+    device = FakeDevice(700, cyclic=True)
+    was_enabled = gc.isenabled()
+    gc.disable()  # so that only a gc.collect() of the search itself frees the cycles
+    try:
+        got = impl.max_batch_size(device, start=1, limit=4096)
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert got == 700, f"max_batch_size(start=1, limit=4096) returned {got}, expected 700"
+    leaked = [(n, alive) for n, alive in zip(device.calls, device.alive_at_call, strict=True) if alive]
+    assert not leaked, (f"when try_batch({leaked[0][0]}) started, {leaked[0][1]} tensor(s) of an earlier failed "
+                        "try were still alive in a reference cycle: run gc.collect() after a failed try")
+
+
+def test_rejects_start_and_limit_that_are_not_ints(impl):
+    for bounds in (dict(start=2.0, limit=10), dict(start=1.5, limit=10), dict(start=1, limit=10.0),
+                   dict(start=1, limit=9.5)):
+        calls = []
+        try:
+            got = impl.max_batch_size(calls.append, **bounds)  # every size fits
+        except ValueError:
+            continue
+        raise AssertionError(f"max_batch_size({', '.join(f'{k}={v!r}' for k, v in bounds.items())}) returned "
+                             f"{got!r} after trying sizes {calls[:5]}: start and limit must be ints, otherwise "
+                             "ValueError")
 
 
 def test_rejects_bad_start(impl):

@@ -257,17 +257,21 @@ class TransferSpy(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-@pytest.mark.parametrize("non_blocking", [True, False])
+# None: the argument left out, so the signature's default (False) applies.
+@pytest.mark.parametrize("non_blocking", [True, False, None], ids=["True", "False", "default"])
 def test_move_to_passes_non_blocking(impl, non_blocking):
     batch = [torch.randn(2), {"b": torch.randn(3)}]
+    kwargs = {} if non_blocking is None else {"non_blocking": non_blocking}
     with TransferSpy() as spy:
-        impl.move_to(batch, "meta", non_blocking=non_blocking)
+        impl.move_to(batch, "meta", **kwargs)
     if non_blocking:
         assert sum(spy.flags) >= 2, (
             f"move_to(batch of 2 tensors, 'meta', non_blocking=True) passed non_blocking=True to "
             f"{sum(spy.flags)} tensor transfers: pass it on to every .to(...) call")
     else:
-        assert not any(spy.flags), "move_to(..., non_blocking=False) requested a non-blocking copy"
+        what = ("move_to(..., non_blocking=False)" if non_blocking is False
+                else "move_to(batch, 'meta') (non_blocking defaults to False)")
+        assert not any(spy.flags), f"{what} requested a non-blocking copy"
 
 
 # -------------------------------------------------------------------------------- pick_device

@@ -235,6 +235,25 @@ def test_each_step_sees_its_own_gradient_alone(impl, tmp_path):
 
 
 @pytest.mark.points(1)
+def test_every_step_is_a_gradient_step_on_its_batch(impl, tmp_path):
+    # Independent: the contract's step (zero, loss, backward, step) spelled out on a twin model.
+    model = make_model()
+    impl.train_with_logging(model, torch.optim.SGD(model.parameters(), lr=0.1), RecordingLoss(),
+                            make_batches("list"), epochs=2, log_dir=tmp_path)
+    twin = make_model()
+    optimizer = torch.optim.SGD(twin.parameters(), lr=0.1)
+    for _ in range(2):
+        for x, y in make_batches("list"):
+            optimizer.zero_grad()
+            nn.functional.mse_loss(twin(x), y).backward()
+            optimizer.step()
+    for (name, got), want in zip(model.named_parameters(), twin.parameters()):
+        assert torch.allclose(got, want, rtol=1e-5, atol=1e-6), (
+            f"after 2 epochs of 3 batches with SGD(lr=0.1), parameter {name} is {got.detach()}, but 6 "
+            f"steps of zero_grad, loss, backward, optimizer.step() give {want.detach()}")
+
+
+@pytest.mark.points(1)
 def test_steps_run_in_training_mode(impl, tmp_path):
     model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 1)).eval()
     modes = []

@@ -59,6 +59,25 @@ def functional_on_sequences() -> keras.Model:
     return keras.Model(inputs, outputs)
 
 
+class TableLookup(keras.layers.Layer):
+    """Each input, rounded to an int, looked up in a ``tf.lookup.StaticHashTable``: a resource of
+    the model that is not a variable (and not one of Keras' own lookup layers)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        keys, values = tf.constant([0, 1, 2, 3], tf.int64), tf.constant([0.5, -1.0, 2.0, 4.0])
+        self.table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), default_value=-3.0)
+
+    def call(self, x):
+        return self.table.lookup(tf.cast(tf.round(x), tf.int64))
+
+
+def functional_with_a_lookup_table() -> keras.Model:
+    keras.utils.set_random_seed(2)
+    inputs = keras.Input((3,))
+    return keras.Model(inputs, keras.layers.Dense(2)(TableLookup()(inputs)))
+
+
 MODELS = {"sequential-dropout-batchnorm": mlp_with_dropout_and_batchnorm,
           "functional-2d-features": functional_on_sequences}
 
@@ -184,6 +203,17 @@ def test_signature_equals_the_model_in_evaluation_mode(exports, kind, batch):
                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from None
     assert_close(outputs["outputs"], expected(model, x), rtol=1e-5, atol=1e-5,
                  name=f"the signature's output at batch size {batch} vs model(x, training=False)")
+
+
+@pytest.mark.points(1)
+def test_signature_serves_a_model_with_a_lookup_table(impl, tmp_path):
+    # The SavedModel must carry every resource the model uses, its table as well as its variables.
+    model = functional_with_a_lookup_table()
+    learner_export(impl, model, tmp_path / "export")
+    x = np.array([[0.0, 1.2, 2.0], [3.0, 7.0, -0.8]], np.float32)  # 7 and -1 are not keys: -3.0
+    assert_close(serving_signature(tmp_path / "export")(inputs=tf.constant(x))["outputs"], expected(model, x),
+                 rtol=1e-5, atol=1e-5, name="the signature's output for a model that looks its inputs up in a "
+                                            "tf.lookup.StaticHashTable")
 
 
 @pytest.mark.parametrize("kind", ["str", "pathlib.Path", "pathlib.Path by keyword"])

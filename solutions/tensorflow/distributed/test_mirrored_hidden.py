@@ -19,12 +19,39 @@ def per_example_mse(y_true, y_pred):
     return tf.reduce_mean(tf.square(tf.cast(y_true, y_pred.dtype) - y_pred), axis=-1)
 
 
-class ModelBuilder:
-    """``build_model`` for the exercise: a float64 linear model with fixed initial weights,
-    compiled with SGD and the per-example MSE. Records every model it builds and the strategy
-    in scope when it was called (the default strategy outside any scope)."""
+def per_example_logistic(y_true, y_pred):
+    """Binary cross-entropy of labels ``y_true`` on logits ``y_pred``: unlike the MSE, it tells its
+    two arguments apart."""
+    y_true = tf.cast(y_true, y_pred.dtype)
+    return tf.reduce_mean(tf.nn.softplus(y_pred) - y_true * y_pred, axis=-1)
 
-    def __init__(self, in_dim: int, out_dim: int, seed: int = 0):
+
+def mse_and_gradient(pred, y):
+    """A global batch's mean per-example MSE and its gradient with respect to ``pred``, in NumPy."""
+    err = pred - y
+    return np.mean(err ** 2), 2 * err / err.size
+
+
+def logistic_and_gradient(pred, y):
+    """A global batch's mean per-example logistic loss and its gradient with respect to ``pred``."""
+    return np.mean(np.logaddexp(0, pred) - y * pred), (1 / (1 + np.exp(-pred)) - y) / pred.size
+
+
+# The loss build_model compiles with -> (its NumPy twin, the labels it takes, made from data()'s y).
+LOSSES = {
+    per_example_mse: (mse_and_gradient, lambda y: y),
+    per_example_logistic: (logistic_and_gradient, lambda y: (y > 0.5).astype(np.float64)),
+}
+
+
+class ModelBuilder:
+    """``build_model`` for the exercise: a float64 linear model with fixed initial weights (then
+    batch normalisation if asked), compiled with SGD and a per-example loss (the MSE unless told).
+    Records every model it builds and the strategy in scope when it was called (the default
+    strategy outside any scope)."""
+
+    def __init__(self, in_dim: int, out_dim: int, seed: int = 0, loss=per_example_mse, batch_norm=False):
+        self.loss, self.batch_norm = loss, batch_norm
         rng = np.random.default_rng(seed)
         self.kernel = rng.standard_normal((in_dim, out_dim))
         self.bias = rng.standard_normal(out_dim)
@@ -37,8 +64,11 @@ class ModelBuilder:
             self.kernel.shape[1], dtype="float64",
             kernel_initializer=tf.keras.initializers.Constant(self.kernel),
             bias_initializer=tf.keras.initializers.Constant(self.bias))
-        model = tf.keras.Sequential([tf.keras.Input((self.kernel.shape[0],), dtype="float64"), dense])
-        model.compile(optimizer=tf.keras.optimizers.SGD(LR), loss=per_example_mse)
+        # Batch normalisation's output in training mode (the batch's own statistics) differs from
+        # its output outside it (the moving ones).
+        norm = [tf.keras.layers.BatchNormalization(dtype="float64")] if self.batch_norm else []
+        model = tf.keras.Sequential([tf.keras.Input((self.kernel.shape[0],), dtype="float64"), dense, *norm])
+        model.compile(optimizer=tf.keras.optimizers.SGD(LR), loss=self.loss)
         self.models.append(model)
         return model
 
@@ -67,16 +97,15 @@ def data(n: int, in_dim: int, out_dim: int, seed: int = 0) -> tuple[np.ndarray, 
     return x, x @ rng.standard_normal((in_dim, out_dim)) + 0.5
 
 
-def reference_sgd(w, b, x, y, batch, epochs):
-    """SGD on the mean per-example MSE of each global batch, in NumPy: final weights, history."""
+def reference_sgd(w, b, x, y, batch, epochs, loss_and_gradient=mse_and_gradient):
+    """SGD on the mean per-example loss of each global batch, in NumPy: final weights, history."""
     history = []
     for _ in range(epochs):
         batch_losses = []
         for start in range(0, len(x), batch):
             xb, yb = x[start:start + batch], y[start:start + batch]
-            err = xb @ w + b - yb
-            batch_losses.append(np.mean(np.mean(err ** 2, axis=-1)))
-            dpred = 2 * err / err.size  # d mean(mean(err^2, -1)) / d pred
+            loss, dpred = loss_and_gradient(xb @ w + b, yb)  # dpred: d loss / d pred
+            batch_losses.append(loss)
             w, b = w - LR * xb.T @ dpred, b - LR * dpred.sum(0)
         history.append(np.mean(batch_losses))
     return w, b, history
@@ -102,14 +131,17 @@ def train(impl, strategy, builder: ModelBuilder, x, y, batch: int, epochs: int) 
     return losses
 
 
-def assert_single_device_training(impl, strategy, *, n, batch, epochs, in_dim=2, out_dim=1, seed=0):
+def assert_single_device_training(impl, strategy, *, n, batch, epochs, in_dim=2, out_dim=1, seed=0,
+                                  loss=per_example_mse):
     """Train under ``strategy`` and compare the weights, the number of updates and the history
     with single-device SGD on the global batches; return the trained model."""
-    builder = ModelBuilder(in_dim, out_dim, seed)
+    builder = ModelBuilder(in_dim, out_dim, seed, loss)
+    loss_and_gradient, labels = LOSSES[loss]
     x, y = data(n, in_dim, out_dim, seed)
+    y = labels(y)
     losses = train(impl, strategy, builder, x, y, batch, epochs)
     model = builder.the_model(strategy)
-    w, b, history = reference_sgd(builder.kernel, builder.bias, x, y, batch, epochs)
+    w, b, history = reference_sgd(builder.kernel, builder.bias, x, y, batch, epochs, loss_and_gradient)
     sizes = [min(batch, n - start) for start in range(0, n, batch)]
     what = (f"{epochs} epoch(s) over global batches of {sizes} under "
             f"{type(strategy).__name__} with {strategy.num_replicas_in_sync} replica(s)")
@@ -186,6 +218,41 @@ def test_one_device_strategy_trains_on_its_device(impl):
 def test_default_strategy_equals_single_device_training(impl, n, batch, in_dim, out_dim, epochs):
     assert_single_device_training(impl, tf.distribute.get_strategy(), n=n, batch=batch,
                                   epochs=epochs, in_dim=in_dim, out_dim=out_dim, seed=3)
+
+
+@pytest.mark.points(1)
+def test_model_loss_takes_the_labels_first(impl):
+    # The logistic loss of labels y on logits: model.loss(pred, y) gives another loss and update.
+    assert_single_device_training(impl, tf.distribute.get_strategy(), n=7, batch=4, epochs=2,
+                                  in_dim=2, out_dim=2, seed=4, loss=per_example_logistic)
+
+
+def single_device_keras_training(model: tf.keras.Model, x, y, batch: int, epochs: int) -> None:
+    """What training ``model`` on one device does to it: per batch, one SGD update on the gradient
+    of the mean per-example loss of ``model(x, training=True)``."""
+    for _ in range(epochs):
+        for start in range(0, len(x), batch):
+            xb, yb = x[start:start + batch], y[start:start + batch]
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model.loss(yb, model(xb, training=True)))
+            variables = model.trainable_variables
+            model.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+
+@pytest.mark.points(1)
+def test_updates_are_those_of_training_mode(impl):
+    # One replica (the default strategy): batch normalisation normalises by the global batch's own
+    # statistics in training, as on one device.
+    x, y = data(8, 3, 2, seed=5)
+    builder = ModelBuilder(3, 2, seed=5, batch_norm=True)
+    train(impl, tf.distribute.get_strategy(), builder, x, y, batch=4, epochs=2)
+    model = builder.the_model(tf.distribute.get_strategy())
+    expected = ModelBuilder(3, 2, seed=5, batch_norm=True)()
+    single_device_keras_training(expected, x, y, batch=4, epochs=2)
+    for got, want in zip(model.trainable_variables, expected.trainable_variables, strict=True):
+        assert_close(got, want, rtol=1e-5, atol=1e-6,
+                     name=f"{got.path} after 2 epochs of 2 global batches of a Dense + BatchNormalization "
+                          "model, vs single-device training (the model called with training=True)")
 
 
 @pytest.mark.points(0.5)

@@ -252,6 +252,18 @@ def test_running_mean_state_changes_on_every_call(impl):
     assert len(rm.trainable_variables) == 0, "RunningMean's state should not be trainable"
 
 
+def test_running_mean_is_a_working_tf_module(impl):
+    rm = impl.RunningMean()
+    assert isinstance(rm, tf.Module), f"RunningMean should subclass tf.Module, got bases {type(rm).__mro__[1:]}"
+    try:
+        name, scope = rm.name, rm.name_scope
+    except AttributeError as exc:
+        raise AssertionError(f"RunningMean() is a tf.Module that was never set up ({exc}): call "
+                             "super().__init__() in __init__") from None
+    assert isinstance(name, str) and name, f"RunningMean().name should be a non-empty str, got {name!r}"
+    assert isinstance(scope, tf.name_scope), f"RunningMean().name_scope should be a tf.name_scope, got {scope!r}"
+
+
 def test_running_mean_before_any_value_is_zero(impl):
     rm = impl.RunningMean()  # keep a reference: a tf.function method holds its instance weakly
     assert_close(rm.update(tf.zeros([0])), 0.0, name="RunningMean.update([]) on a new instance")
@@ -284,7 +296,8 @@ def test_running_mean_logs_every_call_with_tf_print(impl, tmp_path):
     lines = lines[1:]
     assert len(lines) == 3, (f"after 3 calls to update the log has {len(lines)} new line(s), expected 3: "
                              "Python's print runs only while tracing; tf.print runs on every call")
-    numbers = [re.findall(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", line) for line in lines]
-    assert all(numbers), f"every log line should end with the current mean, got {lines}"
-    logged = [float(found[-1]) for found in numbers]
+    # The last thing on each line (trailing spaces aside) is a number: the mean, not a label.
+    endings = [re.search(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$", line) for line in lines]
+    assert all(endings), f"every log line should end with the current mean, got {lines}"
+    logged = [float(found.group().strip()) for found in endings]
     assert_close(np.array(logged), np.array(expected), rtol=1e-4, atol=1e-4, name="means in the log file")

@@ -81,6 +81,14 @@ def test_rbf_in_float64_computes_in_float64(impl):
     assert_close(out, rbf_reference(x, layer.centers.numpy(), 0.5), rtol=1e-12, atol=1e-14, name=name)
 
 
+def test_rbf_gamma_defaults_to_one(impl):
+    layer = impl.RBF(3)
+    x = rng_array(11, 4, 2)
+    out = layer(x)
+    assert_close(out, rbf_reference(x, layer.centers.numpy(), 1.0), rtol=1e-5, atol=1e-6,
+                 name="RBF(3) (gamma=1.0 by default)")
+
+
 def test_rbf_takes_an_int_gamma(impl):
     layer = impl.RBF(2, gamma=2)  # a positive finite number need not be a float
     x = rng_array(10, 3, 2)
@@ -145,7 +153,7 @@ def test_rbf_rejects_bad_units(impl, units):
     assert_raises_naming(ValueError, "units", impl.RBF, units)
 
 
-@pytest.mark.parametrize("gamma", [-1.0, 0.0, float("nan"), float("inf")], ids=str)
+@pytest.mark.parametrize("gamma", [-1.0, 0.0, float("nan"), float("inf"), "2"], ids=repr)  # "2": not a number
 def test_rbf_rejects_bad_gamma(impl, gamma):
     assert_raises_naming(ValueError, "gamma", impl.RBF, 3, gamma=gamma)
 
@@ -199,8 +207,10 @@ def test_residual_dense_rejects_bad_dropout(impl, dropout):
     assert_raises_naming(ValueError, "dropout", impl.ResidualDense, 4, dropout=dropout)
 
 
-def test_residual_dense_rejects_an_input_of_another_width(impl):
-    assert_raises_naming(ValueError, "units", impl.ResidualDense(4), np.ones((2, 3), np.float32))
+# The last dimension is what must equal units, whatever comes before it: (2, 4, 3) has a 4, not last.
+@pytest.mark.parametrize("shape", [(2, 3), (2, 4, 3)], ids=["2-D", "3-D"])
+def test_residual_dense_rejects_an_input_of_another_width(impl, shape):
+    assert_raises_naming(ValueError, "units", impl.ResidualDense(4), np.ones(shape, np.float32))
 
 
 def test_residual_dense_dropout_zero_is_allowed(impl):

@@ -148,6 +148,8 @@ def test_sequential_uses_adam_with_the_learning_rate(impl):
         f"build_sequential: compile with keras.optimizers.Adam, got {type(model.optimizer).__name__}")
     assert_close(float(model.optimizer.learning_rate), 0.003, rtol=1e-6, atol=0,
                  name="build_sequential(..., learning_rate=0.003): optimizer learning rate")
+    assert_close(float(impl.build_sequential(3, [4], 2).optimizer.learning_rate), 1e-2, rtol=1e-6, atol=0,
+                 name="build_sequential(3, [4], 2): optimizer learning rate (learning_rate=1e-2 by default)")
 
 
 @pytest.mark.points(2)
@@ -184,20 +186,26 @@ def test_hidden_may_be_any_sequence(impl, kind):
         f"MLPClassifier({hidden!r}, 3): {subclassed.count_params()} parameters, expected {dense_params(sizes)}")
 
 
-@pytest.mark.parametrize("hidden", [5, None], ids=["int", "None"])
-def test_hidden_that_is_not_a_sequence_raises_type_error(impl, hidden):
-    for what, build in (("build_sequential", lambda: impl.build_sequential(4, hidden, 3)),
-                        ("MLPClassifier", lambda: impl.MLPClassifier(hidden, 3))):
+# kind: (how the message shows it, a fresh value: an iterator must not be used up by the first call).
+NOT_SEQUENCES = {"int": ("5", lambda: 5), "None": ("None", lambda: None), "set": ("{5, 6}", lambda: {5, 6}),
+                 "iterator": ("iter([6, 5])", lambda: iter([6, 5]))}
+
+
+@pytest.mark.parametrize("kind", ["int", "None", "set", "iterator"])
+def test_hidden_that_is_not_a_sequence_raises_type_error(impl, kind):
+    shown, make = NOT_SEQUENCES[kind]
+    for what, build in (("build_sequential", lambda hidden: impl.build_sequential(4, hidden, 3)),
+                        ("MLPClassifier", lambda hidden: impl.MLPClassifier(hidden, 3))):
         try:
-            build()
+            build(make())
         except TypeError:
             continue
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - reported to the learner
-            raise AssertionError(f"{what}(hidden={hidden!r}) should raise TypeError (hidden is not a "
+            raise AssertionError(f"{what}(hidden={shown}) should raise TypeError (hidden is not a "
                                  f"sequence), but raised {type(exc).__name__}: {exc!s:.150}") from None
-        raise AssertionError(f"{what}(hidden={hidden!r}) should raise TypeError (hidden is not a "
+        raise AssertionError(f"{what}(hidden={shown}) should raise TypeError (hidden is not a "
                              "sequence), but returned normally")
 
 
@@ -261,6 +269,8 @@ def test_two_input_uses_adam_with_the_learning_rate(impl):
         f"build_two_input: compile with keras.optimizers.Adam, got {type(model.optimizer).__name__}")
     assert_close(float(model.optimizer.learning_rate), 0.003, rtol=1e-6, atol=0,
                  name="build_two_input(..., learning_rate=0.003): optimizer learning rate")
+    assert_close(float(impl.build_two_input(3, 2, 2).optimizer.learning_rate), 1e-2, rtol=1e-6, atol=0,
+                 name="build_two_input(3, 2, 2): optimizer learning rate (learning_rate=1e-2 by default)")
 
 
 def test_two_input_rejects_bad_sizes(impl):

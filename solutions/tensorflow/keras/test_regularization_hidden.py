@@ -339,9 +339,12 @@ def test_regularization_loss_gradient_flows_to_the_weights(impl):
 
 BAD_SIZES = [("input_dim", {"input_dim": 0}), ("input_dim", {"input_dim": 2.5}),
              ("num_classes", {"num_classes": 0}), ("num_classes", {"num_classes": -3}),
-             ("hidden", {"hidden": [4, 0]}), ("hidden", {"hidden": [4.0]})]
+             ("hidden", {"hidden": [4, 0]}), ("hidden", {"hidden": [4.0]}),
+             ("hidden", {"hidden": 4})]  # a lone int is no sequence
 BAD_RATES = [("l2", {"l2": -1e-4}), ("l2", {"l2": float("nan")}), ("l2", {"l2": float("inf")}),
-             ("dropout", {"dropout": 1.0}), ("dropout", {"dropout": -0.1}), ("dropout", {"dropout": float("nan")})]
+             ("l2", {"l2": "1e-4"}),  # not a number: a ValueError too, not the TypeError of a comparison
+             ("dropout", {"dropout": 1.0}), ("dropout", {"dropout": -0.1}), ("dropout", {"dropout": float("nan")}),
+             ("dropout", {"dropout": "0.5"})]
 
 
 def assert_rejected(impl, cases) -> None:

@@ -134,7 +134,7 @@ def test_padding_does_not_change_lstm_predictions(impl):
 
 @pytest.mark.parametrize(("arg", "value"), [
     ("vocab", 1), ("vocab", 0), ("vocab", 2.0), ("embed_dim", 0), ("embed_dim", True), ("units", 0),
-    ("units", -3), ("num_classes", 1), ("num_classes", "3"),
+    ("units", -3), ("units", True), ("units", 2.0), ("num_classes", 1), ("num_classes", "3"),
 ])
 def test_lstm_bad_arguments_raise_value_error(impl, arg, value):
     kwargs = {"vocab": 10, "embed_dim": 4, "units": 3, "num_classes": 2, arg: value}
@@ -359,8 +359,8 @@ def test_block_computes_in_float64_under_a_float64_policy(impl):
 
 
 BAD_BLOCK_ARGUMENTS = [
-    ("num_heads", 0), ("num_heads", 2.0), ("key_dim", 0), ("key_dim", True), ("ff_dim", 0), ("ff_dim", -1),
-    ("dropout", 1.0), ("dropout", -0.1), ("dropout", float("nan")), ("dropout", "0.1"),
+    ("num_heads", 0), ("num_heads", 2.0), ("num_heads", True), ("key_dim", 0), ("key_dim", True),
+    ("ff_dim", 0), ("ff_dim", -1), ("dropout", 1.0), ("dropout", -0.1), ("dropout", float("nan")), ("dropout", "0.1"),
 ]
 
 
