@@ -25,7 +25,7 @@ from grader.engine.sandbox import Limits
 from grader.engine.scoring import ExerciseResult, Report, score_submission
 from grader.outcomes import State, TestStatus, Visibility
 from grader.workflows import contract
-from grader.wrong_solutions import WrongSolution
+from grader.wrong_solutions import WrongSolution, WrongSolutionError
 
 # A test with one of these did not fail: it passed, or it cannot run on this machine.
 _COUNTED_PASS = (TestStatus.PASSED, TestStatus.NOT_RUN)
@@ -39,6 +39,7 @@ class Verdict:
     reference: ExerciseResult
     stub: ExerciseResult
     wrong: dict[str, ExerciseResult] = field(default_factory=dict)
+    unbuilt: dict[str, str] = field(default_factory=dict)  # mistake -> why it could not be made (not graded)
 
     def problems(self) -> list[str]:
         """Every way this exercise breaks the rules, in words; empty when it is sound."""
@@ -54,8 +55,9 @@ class Verdict:
             found.append(f"the untouched stub passes {passed}")
         elif self.stub.status != State.NOT_STARTED:
             found.append(f"the untouched stub reads as {self.stub.status!r}, not 'not started'")
-        if len(self.wrong) < 2:
-            found.append(f"needs at least two wrong solutions, has {len(self.wrong)}")
+        found.extend(f"wrong solution {mistake!r} was not graded: {why}" for mistake, why in self.unbuilt.items())
+        if len(self.wrong) + len(self.unbuilt) < 2:
+            found.append(f"needs at least two wrong solutions, has {len(self.wrong) + len(self.unbuilt)}")
         ex = catalog.get_exercise(self.id)
         table = contract.load(ex)
         caught_by = {w.name: w.caught_by for w in ex.wrong_solutions}
@@ -122,16 +124,24 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         rounds: list[dict[str, WrongSolution]] = []
         mistakes = {ex.id: ex.wrong_solutions for ex in exercises}
         must_fail = {ex.id: _tests_that_must_fail(ex, mistakes[ex.id]) for ex in exercises}
+        unbuilt: dict[str, dict[str, str]] = {ex.id: {} for ex in exercises}
         for k in range(max(map(len, mistakes.values()), default=0)):
             chosen = {ex_id: found[k] for ex_id, found in mistakes.items() if len(found) > k}
             root = Path(tmp) / f"wrong{k}"
-            for ex_id, mistake in chosen.items():
+            for ex_id, mistake in list(chosen.items()):
+                try:
+                    source = mistake.source()
+                except WrongSolutionError as exc:  # a reference changed under a declared edit
+                    unbuilt[ex_id][mistake.name] = str(exc)
+                    del chosen[ex_id]
+                    continue
                 target = root / catalog.get_exercise(ex_id).relpath
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(mistake.source(), encoding="utf-8")
+                target.write_text(source, encoding="utf-8")
             rounds.append(chosen)
-            jobs_by_name[f"wrong{k}"] = (root, list(chosen))
-            tests_to_run[f"wrong{k}"] = {ex_id: must_fail[ex_id][k] for ex_id in chosen if must_fail[ex_id][k]}
+            if chosen:
+                jobs_by_name[f"wrong{k}"] = (root, list(chosen))
+                tests_to_run[f"wrong{k}"] = {ex_id: must_fail[ex_id][k] for ex_id in chosen if must_fail[ex_id][k]}
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
@@ -147,8 +157,10 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         finally:
             forkserver.close_all()
     references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
-    verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id]) for ex in exercises}
+    verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id], unbuilt=unbuilt[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):
+        if not chosen:
+            continue
         results = _by_id(reports[f"wrong{k}"])
         for ex_id, mistake in chosen.items():
             verdicts[ex_id].wrong[mistake.name] = results[ex_id]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog, wrong_solutions
-from grader.engine.scoring import score_submission
+from grader.engine.scoring import ExerciseResult, score_submission
 from grader.workflows import scaffold
 from grader.workflows.verify import Verdict
 from grader.wrong_solutions import WrongSolutionError
@@ -164,3 +164,13 @@ def test_verify_reports_each_caught_by_test_that_did_not_fail(tmp_path):
     for test in mistake.caught_by:
         assert (f"wrong solution 'no_bias_check' is not caught by {test}, which its caught_by names: "
                 "that test did not fail") in missed
+
+
+def test_verify_names_a_mistake_whose_edits_no_longer_apply_as_that_exercises_problem(folder):
+    stale = _declare(folder, 'why = "w"\ncaught_by = ["t"]\n[[edit]]\nold = "not in the reference"\nnew = "y"\n')
+    with pytest.raises(WrongSolutionError) as caught:
+        stale.source()
+    ex = catalog.get_exercise("pytorch.tensors.broadcasting")
+    nothing = ExerciseResult(ex.id, 0.0, 0.0, [])
+    problems = Verdict(ex.id, nothing, nothing, unbuilt={stale.name: str(caught.value)}).problems()
+    assert f"wrong solution {stale.name!r} was not graded: {caught.value}" in problems
