@@ -39,8 +39,9 @@ Contract
 - ``dequantize(q, scale, zero_point, axis=None)`` returns ``(q - zero_point) * scale`` as float32
   on ``q``'s device, with ``axis`` as given to ``quantize``.
 - ``QuantLinear.from_float(linear)`` takes an ``nn.Linear`` (anything else raises ``TypeError``
-  naming ``linear``) and quantizes its weight symmetrically to 8 bits per output feature
-  (``axis=0``). Its forward equals ``F.linear(x, dequantized weight, bias)`` for float32 ``x``.
+  naming ``linear``) of any floating-point dtype and quantizes its weight, as float32,
+  symmetrically to 8 bits per output feature (``axis=0``). Its forward equals
+  ``F.linear(x, dequantized weight, bias)`` for float32 ``x``, with the bias as float32.
 - ``QuantLinear`` keeps no floating-point copy of the weight: its ``state_dict`` holds the weight
   as one int8 tensor of the weight's shape, and no floating-point tensor in it has more elements
   than ``out_features``.
