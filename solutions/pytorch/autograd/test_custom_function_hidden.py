@@ -343,18 +343,6 @@ def test_logsumexp_accepts_both_ends_of_the_dim_range(impl, dim):
                  name=f"logsumexp(x(2, 3, 4), dim={dim})")
 
 
-@pytest.mark.parametrize("keepdim", [False, True], ids=["keepdim=False", "keepdim=True"])
-def test_logsumexp_of_a_0d_tensor(impl, keepdim):
-    """A 0-d tensor, as for torch.logsumexp: dims 0 and -1 both name its only (implicit) dim."""
-    for dim in (0, -1):
-        x = torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
-        name = f"logsumexp(0-d x, dim={dim}, keepdim={keepdim})"
-        out = impl.logsumexp(x, dim, keepdim=keepdim)
-        assert_close(out, torch.logsumexp(x.detach(), dim, keepdim=keepdim), name=name)
-        grad, = torch.autograd.grad(out, x)
-        assert_close(grad, torch.tensor(1.0, dtype=torch.float64), name=f"gradient of {name}")
-
-
 def test_logsumexp_rejects_bad_dim(impl):
     x = torch.randn(3, 4)
     assert_raises_naming((IndexError, ValueError), "dim", impl.logsumexp, x, 2)
