@@ -23,6 +23,11 @@ class MissingImplementation(ImplementationError, NotImplementedError):
     """The submission has no module for this exercise: it reads as not started, not as failing."""
 
 
+class StubRaised(NotImplementedError):
+    """An untouched stub's ``raise NotImplementedError`` ran in the executor (``grader.remote``):
+    the trusted process raises this in its place."""
+
+
 def module_name(exercise: Exercise) -> str:
     # A private, dotted-free name: it can never shadow an installed package, and classes defined
     # in the module stay picklable within the process because the name is in sys.modules.

@@ -96,6 +96,9 @@ class Exercise:
     # The kit's optional extras (pyproject's optional-dependencies) its tests need beyond the
     # framework's own: a take-home or autograder with this exercise installs them.
     extras: tuple[str, ...] = ()
+    # Graded with the submission in a process apart from its tests (``grader.remote``): what the
+    # submission does cannot change the verdict. Its hidden tests only call into the module.
+    separate_process: bool = False
 
     @property
     def relpath(self) -> Path:
@@ -179,8 +182,11 @@ def _parse_entry(raw: dict, index: int) -> Exercise:
     extras = raw.get("extras", [])
     if not (isinstance(extras, list) and all(isinstance(e, str) for e in extras)):
         raise CatalogError(f"{raw['id']}: field 'extras' must be a list of the kit's optional extras")
+    separate = raw.get("separate_process", False)
+    if not isinstance(separate, bool):
+        raise CatalogError(f"{raw['id']}: field 'separate_process' must be true or false")
     return Exercise(raw["id"], raw["title"], raw["framework"], raw["topic"], raw["difficulty"],
-                    raw["minutes"], tuple(raw["seeds"]), tuple(extras))
+                    raw["minutes"], tuple(raw["seeds"]), tuple(extras), separate)
 
 
 def load_catalog(path: Path | None = None) -> dict[str, Exercise]:

@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 
 from grader import catalog
-from grader._loader import MissingImplementation
+from grader._loader import MissingImplementation, StubRaised
 from grader._timelimit import TestTimeout
 from grader.outcomes import NOT_STARTED_PREFIX
 
@@ -59,7 +59,7 @@ def stub_untouched(exc: BaseException, impl_root: Path) -> bool:
         exc = exc.__cause__ or exc.__context__
         if not isinstance(exc, NotImplementedError):
             return False
-    if isinstance(exc, MissingImplementation):
+    if isinstance(exc, (MissingImplementation, StubRaised)):
         return True
     frames = list(traceback.walk_tb(exc.__traceback__))  # no source read, unlike extract_tb
     if not frames:
@@ -94,19 +94,25 @@ def learner_message(exc: BaseException, tb, impl_root: Path, public_test: Path |
         if here:
             lines.append(f"in {shown_path(public_test, public_test.parent)}, line {here[-1].lineno}: "
                          f"{here[-1].line}")
+    lines.extend(where_in_learner_code(frames, impl_root))
+    lines.extend(getattr(exc, "__notes__", []))
+    return "\n".join(lines)
+
+
+def where_in_learner_code(frames: traceback.StackSummary, impl_root: Path) -> list[str]:
+    """The lines that show where in the learner's code an exception was raised: the last frames
+    of ``frames`` in files under ``impl_root``, test files left out."""
     # Test files are never the learner's code, even when the root holds them (``--impl-root
     # solutions`` in the kit itself): a hidden test's path and line stay out of the message.
     mine = [f for f in frames if inside(Path(f.filename), impl_root)
             and catalog.exercise_for_test_file(Path(f.filename)) is None]
-    if mine:
-        lines.append("raised in your code:")
-        for frame in mine[-4:]:
-            lines.append(f"  {shown_path(Path(frame.filename), impl_root)}, line {frame.lineno}, "
-                         f"in {frame.name}")
-            if frame.line:
-                lines.append(f"    {frame.line}")
-    lines.extend(getattr(exc, "__notes__", []))
-    return "\n".join(lines)
+    lines = ["raised in your code:"] if mine else []
+    for frame in mine[-4:]:
+        lines.append(f"  {shown_path(Path(frame.filename), impl_root)}, line {frame.lineno}, "
+                     f"in {frame.name}")
+        if frame.line:
+            lines.append(f"    {frame.line}")
+    return lines
 
 
 def shown_path(path: Path, root: Path) -> str:

@@ -40,6 +40,7 @@ _IMPL_ROOT = pytest.StashKey[Path]()
 _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
+_EXECUTOR = pytest.StashKey["object"]()  # grader.remote.Executor of a grading session, or None
 _MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
 
 
@@ -94,14 +95,30 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--test-timeout must be a number of seconds >= 0 (0 for no limit), "
                                 f"got {test_timeout}")
     config.stash[_TEST_TIMEOUT] = test_timeout
-    fd = config.getoption("report_fd")
-    config.stash[_REPORT] = (records.writer(fd, config.getoption("report_key_fd")) if fd is not None
-                             else None)
-    _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
+    fd, key_fd = config.getoption("report_fd"), config.getoption("report_key_fd")
     warm(config.getoption("warm_import"))
+    config.stash[_EXECUTOR] = _start_executor(config, [fd, key_fd]) if fd is not None else None
+    config.stash[_REPORT] = records.writer(fd, key_fd) if fd is not None else None
+    _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     if config.getoption("grading") and not config.pluginmanager.has_plugin("faulthandler"):
         # A crash's traceback goes to the child's output (fd 2, whatever it is when it crashes).
         faulthandler.enable(sys.__stderr__)
+
+
+def _start_executor(config: pytest.Config, close: list[int | None]):
+    """The process that will import the submissions of ``separate_process`` exercises, forked
+    before this one reads its key (``grader.remote``); None when grading none, or outside grading."""
+    if not config.getoption("grading") or not any(ex.separate_process for ex in catalog.load_catalog().values()):
+        return None
+    from grader.remote import Executor
+
+    return Executor.start(close=[fd for fd in close if fd is not None])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    executor = config.stash.get(_EXECUTOR, None)
+    if executor is not None and os.getpid() == _MAIN_PID:
+        executor.close()
 
 
 def _sandbox_facts() -> dict:
@@ -224,6 +241,7 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
     _MAIN_PID = os.getpid()
     config = session.config
     config.stash[_IMPL_ROOT] = Path(impl_root).resolve()
+    config.stash[_EXECUTOR] = _start_executor(config, [report_fd, key_fd])
     config.stash[_REPORT] = records.writer(report_fd, key_fd)
     config.option.maxfail = 1 if exitfirst else 0
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
@@ -257,7 +275,10 @@ def impl(request: pytest.FixtureRequest):
         # Before any submitted code runs: what the canaries compare against later.
         test_modules = {id(i.module): i.module for i in request.session.items if getattr(i, "module", None)}
         _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))
+    executor = request.config.stash.get(_EXECUTOR, None)
     try:
+        if ex.separate_process and executor is not None:
+            return executor.load(ex.id, request.config.stash[_IMPL_ROOT])
         module = load_implementation(ex, request.config.stash[_IMPL_ROOT])
     except MissingImplementation:
         _leave_if_forked()

@@ -1,0 +1,428 @@
+"""The trusted side: start the executor, and stand-ins for what lives in it.
+
+``Executor.start`` forks the executor (``grader.remote._executor``) from the grading child while
+the child has run no tensor op and read no key. ``Executor.load`` returns a ``RemoteObject`` for
+the exercise's module: attribute reads, calls, iteration and ``len``/``bool``/``repr`` go to the
+executor, and what comes back is rebuilt from plain data by ``grader.remote._wire`` (tensors are
+always plain ``torch.Tensor``s with this process's own methods). A call whose tensor arguments
+require grad goes through ``_Bridge``, an autograd function whose backward asks the executor for
+the vector-Jacobian product of the call, so gradients, ``backward()`` and finite-difference
+checks work across the two processes. Tensor arguments the call changed in place (data or
+``.grad``) are changed here too, and the RNG state and default dtype travel with each call.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import os
+import signal
+import socket
+import weakref
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from grader.remote import _wire as wire
+
+PR_SET_DUMPABLE = 4
+
+
+class ExecutorFailed(AssertionError):
+    """The submission's process ended, or answered out of protocol: the test fails."""
+
+
+class Executor:
+    """The connection to one executor process."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid, self.sock = pid, sock
+        self.seq = 0
+        self.to_free: list[int] = []
+        self.broken: str | None = None
+        self.rng_known: bytes | None = None  # the executor's RNG state after the last call
+
+    @classmethod
+    def start(cls, close: list[int]) -> Executor:
+        """Fork the executor. In the executor, every descriptor but the standard three and its
+        socket is closed (``close`` names those the caller knows of: the report and key pipes);
+        here, this process becomes undumpable, so the executor (same user) cannot trace it or
+        read its memory."""
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                from grader._lifetime import die_with_parent
+
+                die_with_parent()
+                for fd in close:
+                    with _quiet():
+                        os.close(fd)
+                keep = sorted({0, 1, 2, theirs.fileno()})
+                for low, high in zip(keep, [*keep[1:], 65536]):
+                    os.closerange(low + 1, high)
+                from grader.remote._executor import serve
+
+                serve(theirs)
+            finally:
+                os._exit(1)
+        theirs.close()
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        return cls(pid, ours)
+
+    # ------------------------------------------------------------------ protocol
+
+    def request(self, header: dict, blobs: list[bytes]) -> tuple[Any, dict, list[bytes]]:
+        """Send one request and read its reply: (the raw value node, the reply, its blobs).
+        Raises the executor's exception (rebuilt) when the request raised there."""
+        if self.broken:
+            raise ExecutorFailed(self.broken)
+        self.seq += 1
+        header = {**header, "seq": self.seq, "free": self.to_free}
+        self.to_free = []
+        try:
+            wire.send(self.sock, header, blobs)
+            reply, out = wire.receive(self.sock)
+        except wire.PeerGone:
+            self._fail(f"the submission's process ended {self._how_it_ended()}")
+        except OSError as exc:
+            self._fail(f"the submission's process could not be reached ({exc.strerror})")
+        except wire.WireError as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+        except BaseException:
+            # Interrupted mid-request (a time limit): the executor may still be busy with it,
+            # and a late answer would be taken for the next request's. It is stopped.
+            self._fail("the submission's process was stopped after a test ran past its time limit")
+            raise
+        if reply.get("seq") != self.seq:
+            self._fail("the submission's process answered out of turn")
+        if "error" in reply:
+            raise _rebuilt_exception(reply["error"])
+        if "value" not in reply:
+            self._fail("the submission's process sent no value")
+        return reply["value"], reply, out
+
+    def _fail(self, why: str) -> None:
+        self.broken = why
+        self.close()
+        raise ExecutorFailed(why)
+
+    def _how_it_ended(self) -> str:
+        with _quiet():
+            pid, status = os.waitpid(self.pid, 0)
+            if pid and os.WIFSIGNALED(status):
+                return f"(killed by {signal.Signals(os.WTERMSIG(status)).name})"
+            if pid and os.WIFEXITED(status):
+                return f"(it exited with status {os.WEXITSTATUS(status)})"
+        return ""
+
+    def close(self) -> None:
+        with _quiet():
+            self.sock.close()
+        with _quiet():
+            os.kill(self.pid, signal.SIGKILL)
+        with _quiet():
+            os.waitpid(self.pid, 0)
+
+    def decode(self, node: Any, blobs: list[bytes]) -> Any:
+        def handle(n: dict) -> Any:
+            if n["k"] != "handle" or type(n.get("id")) is not int:
+                raise wire.WireError(f"a {n['k']} node where a value was expected")
+            return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
+
+        try:
+            return wire.decode(node, blobs, handle=handle)
+        except wire.WireError as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+
+    def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None) -> Any:
+        """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
+        the executor numbers them."""
+        import sys
+
+        torch = sys.modules.get("torch")
+
+        def first(v: Any) -> dict | None:
+            if isinstance(v, RemoteObject):
+                if object.__getattribute__(v, "_executor") is not self:
+                    raise TypeError("an object of another grading process cannot be passed on")
+                return {"k": "ref", "id": object.__getattribute__(v, "_ident")}
+            if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
+                tensors.append(v)
+            return None
+
+        def opaque(v: Any) -> dict:
+            if _is_iterator(v):
+                return {"k": "iter", "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
+            raise TypeError(f"a {type(v).__name__} cannot be passed to the submission's process "
+                            "(its tests run in a process of their own)")
+
+        return wire.encode(value, blobs, first=first, opaque=opaque)
+
+    # ------------------------------------------------------------------ operations
+
+    def load(self, exercise_id: str, root: Path) -> RemoteObject:
+        node, _, out = self.request({"op": "load", "exercise": exercise_id, "root": str(root)}, [])
+        return self.decode(node, out)
+
+    def getattr(self, ident: int, name: str) -> Any:
+        node, _, out = self.request({"op": "getattr", "id": ident, "name": name}, [])
+        return self.decode(node, out)
+
+    def setattr(self, ident: int, name: str, value: Any) -> None:
+        blobs: list[bytes] = []
+        self.request({"op": "setattr", "id": ident, "name": name, "value": self.encode(value, blobs)}, blobs)
+
+    def describe(self, ident: int, what: str) -> Any:
+        node, _, out = self.request({"op": "describe", "id": ident, "what": what}, [])
+        return self.decode(node, out)
+
+    def items(self, ident: int) -> list:
+        node, _, out = self.request({"op": "items", "id": ident}, [])
+        return self.decode(node, out)
+
+    def call(self, ident: int, args: tuple, kwargs: dict, count_ops: bool = False) -> Any:
+        """``obj(*args, **kwargs)`` in the executor; with ``count_ops``, (its result, the ATen
+        ops it dispatched there)."""
+        import torch
+
+        blobs: list[bytes] = []
+        tensors: list = []
+        header = {"op": "call", "id": ident, "count_ops": count_ops,
+                  "args": self.encode(tuple(args), blobs, tensors),
+                  "kwargs": self.encode(dict(kwargs), blobs, tensors)}
+        header["state"] = {"grad_enabled": torch.is_grad_enabled(),
+                           "autocast": [torch.is_autocast_enabled("cpu"),
+                                        self.encode(torch.get_autocast_dtype("cpu"), blobs)],
+                           "default_dtype": self.encode(torch.get_default_dtype(), blobs),
+                           "rng": self._rng_to_send(blobs)}
+        needs_grad = [t for t in tensors if t.requires_grad] if torch.is_grad_enabled() else []
+        if not needs_grad:
+            result, reply = self._finish_call(header, blobs, tensors)
+        else:
+            header["grad_call"] = True
+            holder: dict = {}
+            bridged = _Bridge.apply(self, header, blobs, tensors, holder, *needs_grad)
+            result, reply = holder["result"], holder["reply"]
+            outputs = holder["outputs"]
+            swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
+            result = _replace_tensors(result, swap)
+        if count_ops:
+            ops = reply.get("ops")
+            if not isinstance(ops, dict) or not all(isinstance(k, str) and type(v) is int for k, v in ops.items()):
+                self._fail("the submission's process sent no op counts")
+            return result, Counter(ops)
+        return result
+
+    def _finish_call(self, header: dict, blobs: list[bytes], tensors: list,
+                     outputs: list | None = None) -> tuple[Any, dict]:
+        import torch
+
+        node, reply, out = self.request(header, blobs)
+
+        def handle(n: dict) -> Any:
+            if n["k"] == "arg":
+                if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
+                    raise wire.WireError("a reference to an argument that was not sent")
+                return tensors[n["i"]]
+            if n["k"] != "handle" or type(n.get("id")) is not int:
+                raise wire.WireError(f"a {n['k']} node where a value was expected")
+            return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
+
+        try:
+            result = wire.decode(node, out, handle=handle, tensors=outputs)
+            for entry in reply.get("changed", []):
+                index, data, grad = wire._list(entry, 3)
+                if type(index) is not int or not 0 <= index < len(tensors):
+                    raise wire.WireError("a change to an argument that was not sent")
+                target = tensors[index]
+                new = wire.decode(data, out)
+                with torch.no_grad():
+                    if new.shape != target.shape or new.dtype != target.dtype:
+                        target.data = new.to(target.device)
+                    elif target.device.type != "meta":
+                        target.copy_(new)
+                if grad is not None or target.grad is not None:
+                    target.grad = None if grad is None else wire.decode(grad, out).to(target.device)
+            rng = wire.decode(reply["rng"], out)
+            if rng is not None:
+                torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            self.rng_known = rng if rng is not None else self.rng_known
+        except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+        return result, reply
+
+    def _rng_to_send(self, blobs: list[bytes]) -> Any:
+        """This process's CPU RNG state for the executor to take, or None when the executor's is
+        the same already (no random number was drawn here since the last call)."""
+        import torch
+
+        state = torch.get_rng_state().numpy().tobytes()
+        if state == self.rng_known:
+            return None
+        self.rng_known = state
+        return self.encode(state, blobs)
+
+    def vjp(self, call: int, grads: tuple) -> list:
+        blobs: list[bytes] = []
+        node, _, out = self.request({"op": "vjp", "call": call, "grads": self.encode(list(grads), blobs)}, blobs)
+        return self.decode(node, out)
+
+    def release(self, ident: int) -> None:
+        self.to_free.append(ident)
+
+
+def _replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
+    if id(value) in swap:
+        return swap[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(_replace_tensors(v, swap) for v in value)
+    if type(value) is dict:
+        return {_replace_tensors(k, swap): _replace_tensors(v, swap) for k, v in value.items()}
+    return value
+
+
+def _is_iterator(value: Any) -> bool:
+    return hasattr(value, "__next__") and hasattr(value, "__iter__")
+
+
+class _quiet:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return exc[0] is not None and issubclass(exc[0], (OSError, ChildProcessError, ValueError))
+
+
+def _bridge_class():
+    import torch
+    from torch.autograd.function import once_differentiable
+
+    class Bridge(torch.autograd.Function):
+        """A call in the executor as one autograd node: its backward is the executor's
+        vector-Jacobian product of that call."""
+
+        @staticmethod
+        def forward(ctx, executor, header, blobs, tensors, holder, *needs_grad):
+            outputs: list = []
+            result, reply = executor._finish_call(header, blobs, tensors, outputs)
+            flags = reply.get("differentiable")
+            if type(reply.get("call")) is not int or not isinstance(flags, list) or len(flags) != len(outputs):
+                executor._fail("the submission's process answered out of protocol (a call's gradients)")
+            ctx.executor, ctx.call, ctx.n_inputs = executor, reply["call"], len(needs_grad)
+            weakref.finalize(ctx, executor.release, reply["call"])
+            holder.update(result=result, reply=reply, outputs=outputs)
+            marker = torch.empty(0)  # an output even when the call returned no tensor
+            ctx.mark_non_differentiable(marker, *[o for o, f in zip(outputs, flags, strict=True)
+                                                  if f is not True or not (o.is_floating_point() or o.is_complex())])
+            return (marker, *outputs)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, _marker, *grads):
+            sent = [None if g is None else g.detach() for g in grads]
+            result = ctx.executor.vjp(ctx.call, tuple(sent))
+            if not isinstance(result, list) or len(result) != ctx.n_inputs:
+                ctx.executor._fail("the submission's process answered out of protocol (a gradient)")
+            return (None, None, None, None, None, *result)
+
+    return Bridge
+
+
+class _LazyBridge:
+    cls = None
+
+    def apply(self, *args):
+        if _LazyBridge.cls is None:
+            _LazyBridge.cls = _bridge_class()
+        return _LazyBridge.cls.apply(*args)
+
+
+_Bridge = _LazyBridge()
+
+_EXCEPTIONS: dict[tuple[str, str], type] = {}
+
+
+def _rebuilt_exception(error: Any) -> BaseException:
+    """The executor's exception as raised here: of the built-in class it derives from (a class
+    of that name deriving from it when the executor's was not built-in), with its message."""
+    if not isinstance(error, dict):
+        return ExecutorFailed("the submission's process answered out of protocol (an error)")
+    name, base_name = str(error.get("type"))[:200], str(error.get("builtin"))
+    message = str(error.get("message"))[:4000]
+    from grader._loader import ImplementationError, MissingImplementation, StubRaised
+
+    if error.get("missing") is True:
+        return MissingImplementation(message)
+    if error.get("import_failed") is True:
+        return ImplementationError(message)
+    if error.get("stub") is True:
+        return StubRaised(message)
+    base = getattr(builtins, base_name, None)
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        base = Exception
+    if name == base.__name__:
+        cls = base
+    else:
+        cls = _EXCEPTIONS.get((name, base.__name__))
+        if cls is None:
+            cls = _EXCEPTIONS[(name, base.__name__)] = type(name, (base,), {"__module__": "submission"})
+    exc = cls(message)
+    where = error.get("where")
+    if isinstance(where, str) and where:
+        exc.add_note(where[:4000])
+    return exc
+
+
+class RemoteObject:
+    """An object that lives in the executor. Reading an attribute, calling it, iterating over it,
+    ``len``, ``bool``, ``str`` and ``repr`` ask the executor; setting an attribute sets it there."""
+
+    __slots__ = ("__weakref__", "_executor", "_ident", "_type_name", "_callable", "_cache")
+
+    @classmethod
+    def _new(cls, executor: Executor, ident: int, type_name: str, is_callable: bool) -> RemoteObject:
+        obj = object.__new__(cls)
+        for name, value in (("_executor", executor), ("_ident", ident), ("_type_name", type_name),
+                            ("_callable", is_callable), ("_cache", {})):
+            object.__setattr__(obj, name, value)
+        weakref.finalize(obj, executor.release, ident)
+        return obj
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        cache = object.__getattribute__(self, "_cache")
+        if name in cache:
+            return cache[name]
+        value = self._executor.getattr(self._ident, name)
+        if self._type_name == "module" and isinstance(value, RemoteObject) and value._callable:
+            cache[name] = value  # a module's functions and classes: read once
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_cache").pop(name, None)
+        self._executor.setattr(self._ident, name, value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._executor.call(self._ident, args, kwargs)
+
+    def call_counting_ops(self, *args: Any, **kwargs: Any) -> tuple[Any, Counter]:
+        """(``self(*args, **kwargs)``, the ATen ops it dispatched), counted in the executor."""
+        return self._executor.call(self._ident, args, kwargs, count_ops=True)
+
+    def __iter__(self):
+        return iter(self._executor.items(self._ident))
+
+    def __len__(self) -> int:
+        return self._executor.describe(self._ident, "len")
+
+    def __bool__(self) -> bool:
+        return bool(self._executor.describe(self._ident, "bool"))
+
+    def __repr__(self) -> str:
+        return str(self._executor.describe(self._ident, "repr"))
+
+    def __str__(self) -> str:
+        return str(self._executor.describe(self._ident, "str"))

@@ -1,0 +1,227 @@
+"""The executor: the process that imports submitted code and runs it on request.
+
+Forked from the grading child before the child reads its signing key, it holds neither the key
+nor the report pipe, and the child it serves made itself undumpable, so nothing that runs here
+can sign a record, reach the child's memory or change how a test decides. It answers one request
+at a time over its socket (``grader.remote._wire``): load an exercise's module, read an
+attribute, call a function or method, give a vector-Jacobian product of an earlier call, list an
+iterable, forget objects. Objects the wire cannot carry stay here, in ``_Executor.objects``, and
+the trusted side holds their ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from grader.remote import _wire as wire
+
+MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
+MAX_MESSAGE = 4000
+
+
+def serve(sock: socket.socket) -> None:
+    """Answer requests on ``sock`` until the trusted side closes it; never returns."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    owner = os.getpid()
+    executor = _Executor()
+    status = 0
+    try:
+        while True:
+            try:
+                header, blobs = wire.receive(sock)
+            except wire.WireError:
+                break
+            reply, out = executor.answer(header, blobs)
+            if os.getpid() != owner:
+                os._exit(0)  # a copy forked by submitted code never answers for the executor
+            wire.send(sock, reply, out)
+    except BaseException:  # noqa: BLE001 - the trusted side sees the connection close
+        status = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+class _Executor:
+    def __init__(self) -> None:
+        self.objects: dict[int, Any] = {}
+        self.calls: dict[int, tuple[list, list]] = {}  # call id -> (grad inputs, output tensors)
+        self.next_id = 1
+        self.impl_root: Path | None = None
+
+    # ------------------------------------------------------------------ requests
+
+    def answer(self, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+        out: list[bytes] = []
+        seq = header.get("seq")
+        for ident in header.get("free", ()):
+            self.objects.pop(ident, None)
+            self.calls.pop(ident, None)
+        try:
+            op = getattr(self, "op_" + str(header.get("op")), None)
+            if op is None:
+                raise wire.WireError(f"no operation {header.get('op')!r}")
+            reply = op(header, blobs, out)
+        except BaseException as exc:  # noqa: BLE001 - every failure of submitted code is reported
+            if isinstance(exc, wire.WireError):
+                raise
+            out.clear()
+            reply = {"error": _describe(exc, self.impl_root)}
+        return {"seq": seq, **reply}, out
+
+    def op_load(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        from grader import catalog
+        from grader._loader import load_implementation
+
+        self.impl_root = Path(header["root"])
+        module = load_implementation(catalog.get_exercise(header["exercise"]), self.impl_root)
+        return {"value": self._encode(module, out)}
+
+    def op_getattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        return {"value": self._encode(getattr(self.objects[header["id"]], header["name"]), out)}
+
+    def op_setattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        setattr(self.objects[header["id"]], header["name"], self._decode(header["value"], blobs))
+        return {"value": None}
+
+    def op_items(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        items = []
+        for item in self.objects[header["id"]]:
+            items.append(item)
+            if len(items) > MAX_ITEMS:
+                raise ValueError(f"the iterable has more than {MAX_ITEMS} items")
+        return {"value": self._encode(items, out)}
+
+    def op_describe(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        obj = self.objects[header["id"]]
+        what = header["what"]
+        value = {"repr": lambda: repr(obj)[:MAX_MESSAGE], "str": lambda: str(obj)[:MAX_MESSAGE],
+                 "len": lambda: len(obj), "bool": lambda: bool(obj)}[what]()
+        return {"value": self._encode(value, out)}
+
+    def op_call(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        import torch
+
+        sent: list = []  # the argument tensors, in the order the trusted side numbered them
+
+        def rebuilt(node: dict) -> Any:
+            return self._resolve(node)
+
+        args = wire.decode(header["args"], blobs, handle=rebuilt, grads=True, tensors=sent)
+        kwargs = wire.decode(header["kwargs"], blobs, handle=rebuilt, grads=True, tensors=sent)
+        state = header["state"]
+        torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
+        rng = wire.decode(state["rng"], blobs)
+        if rng is not None:  # None: the trusted side drew no random number since the last call
+            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
+        rng_before = torch.get_rng_state().numpy().tobytes()
+        before = [(t._version, t.grad) for t in sent]
+        fn = self.objects[header["id"]]
+        ops = None
+        autocast_on, autocast_dtype = state["autocast"]
+        with torch.set_grad_enabled(bool(state["grad_enabled"])), \
+                torch.autocast("cpu", dtype=wire.decode(autocast_dtype, blobs), enabled=bool(autocast_on)):
+            if header.get("count_ops"):
+                from grader.checks._opcount import count_aten_ops
+
+                result, ops = count_aten_ops(fn, *args, **kwargs)
+            else:
+                result = fn(*args, **kwargs)
+        by_identity = {id(t): i for i, t in enumerate(sent)}
+        outputs: list = []
+
+        def first(value: Any) -> dict | None:
+            if isinstance(value, torch.Tensor) and id(value) in by_identity:
+                return {"k": "arg", "i": by_identity[id(value)]}
+            if isinstance(value, torch.Tensor):
+                outputs.append(value)
+            return None
+
+        reply: dict = {"value": wire.encode(result, out, opaque=self._opaque, first=first)}
+        changed = []
+        for i, (t, (version, grad)) in enumerate(zip(sent, before, strict=True)):
+            if t._version != version or t.grad is not grad:
+                changed.append([i, wire.encode(t.detach(), out),
+                                None if t.grad is None else wire.encode(t.grad.detach(), out)])
+        reply["changed"] = changed
+        rng_after = torch.get_rng_state().numpy().tobytes()
+        reply["rng"] = wire.encode(rng_after if rng_after != rng_before else None, out)
+        if ops is not None:
+            reply["ops"] = dict(ops)
+        if header.get("grad_call"):
+            call = self._new_id()
+            self.calls[call] = ([t for t in sent if t.requires_grad], outputs)
+            reply["call"] = call
+            reply["differentiable"] = [bool(t.requires_grad) for t in outputs]
+        return reply
+
+    def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        import torch
+
+        inputs, outputs = self.calls[header["call"]]
+        grads = wire.decode(header["grads"], blobs)
+        pairs = [(o, g) for o, g in zip(outputs, grads, strict=True) if g is not None and o.requires_grad]
+        result: list = [None] * len(inputs)
+        if pairs and inputs:
+            result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                                              allow_unused=True, retain_graph=True))
+        return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
+
+    # ------------------------------------------------------------------ values
+
+    def _new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def _opaque(self, value: Any) -> dict:
+        ident = self._new_id()
+        self.objects[ident] = value
+        return {"k": "handle", "id": ident, "type": type(value).__qualname__[:200],
+                "callable": callable(value)}
+
+    def _encode(self, value: Any, out: list[bytes]) -> Any:
+        return wire.encode(value, out, opaque=self._opaque)
+
+    def _resolve(self, node: dict) -> Any:
+        if node["k"] != "ref":
+            raise wire.WireError(f"a {node['k']} node where a value was expected")
+        return self.objects[node["id"]]
+
+    def _decode(self, node: Any, blobs: list[bytes]) -> Any:
+        return wire.decode(node, blobs, handle=self._resolve, grads=True)
+
+
+def _describe(exc: BaseException, impl_root: Path | None) -> dict:
+    """An exception as the trusted side rebuilds it: its type's name, the nearest built-in
+    exception class it derives from, its message, whether it is an untouched stub's (or a
+    missing module's, or a failed import's), and where in the learner's code it was raised."""
+    from grader import feedback
+    from grader._loader import ImplementationError, MissingImplementation
+
+    builtin = next((k.__name__ for k in type(exc).__mro__
+                    if k.__module__ == "builtins" and issubclass(k, Exception)), "Exception")
+    if not isinstance(exc, Exception):
+        builtin = "RuntimeError"  # SystemExit and the like end no trusted process
+    try:
+        message = str(exc)[:MAX_MESSAGE]
+    except BaseException:  # noqa: BLE001 - a message that cannot be made is not one
+        message = "<the exception's message could not be made>"
+    where: list[str] = []
+    stub = False
+    if impl_root is not None:
+        with contextlib.suppress(Exception):
+            where = feedback.where_in_learner_code(traceback.extract_tb(exc.__traceback__), impl_root)
+            stub = feedback.stub_untouched(exc, impl_root)
+    return {"type": type(exc).__name__[:200], "builtin": builtin, "message": message,
+            "stub": stub, "missing": isinstance(exc, MissingImplementation),
+            "import_failed": isinstance(exc, ImplementationError),
+            "where": "\n".join(where)[:MAX_MESSAGE]}

@@ -1,0 +1,277 @@
+"""The wire between the trusted test process and the executor: frames and the value codec.
+
+A frame is a JSON header (the message, values encoded as ``encode`` makes them) followed by the
+binary blobs it refers to (tensor and array data, bytes). Nothing here unpickles or evaluates
+what it reads: ``decode`` accepts only the kinds listed in ``_KINDS``, checks every dtype, shape
+and blob length, and rebuilds plain tensors and arrays from raw bytes. That is what makes the
+trusted side safe to read whatever the executor (which runs submitted code) sends: the worst a
+frame can be is a wrong value or a ``WireError``.
+
+Imports torch and numpy lazily: the codec of a TensorFlow-free, torch-free run never needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+MAX_FRAME = 1 << 30  # a gibibyte: larger than any exercise's tensors, small enough to refuse garbage
+_LENGTH = struct.Struct("!Q")
+
+
+class WireError(Exception):
+    """A frame that is not one this protocol writes (torn, oversized, or of an unknown shape)."""
+
+
+class PeerGone(WireError):
+    """The other end closed the connection (the process ended)."""
+
+
+# ----------------------------------------------------------------------------- frames
+
+
+def send(sock: socket.socket, header: dict, blobs: list[bytes]) -> None:
+    head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
+    sock.sendall(b"".join([_LENGTH.pack(len(head)), head, *blobs]))
+
+
+def _read_exactly(sock: socket.socket, n: int) -> bytes:
+    if n > MAX_FRAME:
+        raise WireError(f"a frame part of {n} bytes is over the limit")
+    view = memoryview(bytearray(n))
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if not k:
+            raise PeerGone("the connection closed")
+        got += k
+    return view.obj  # type: ignore[return-value]
+
+
+def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
+    (length,) = _LENGTH.unpack(_read_exactly(sock, _LENGTH.size))
+    try:
+        header = json.loads(_read_exactly(sock, length))
+        sizes = header.pop("blobs")
+        if not (isinstance(header, dict) and isinstance(sizes, list)
+                and all(isinstance(s, int) and 0 <= s <= MAX_FRAME for s in sizes)):
+            raise WireError("a malformed frame header")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise WireError(f"a malformed frame header: {exc}") from None
+    return header, [bytes(_read_exactly(sock, s)) for s in sizes]
+
+
+# ----------------------------------------------------------------------------- values
+
+
+class Opaque:
+    """An object that stays in the executor: the trusted side sees only its id and type name."""
+
+    def __init__(self, ident: int, type_name: str, is_callable: bool) -> None:
+        self.ident, self.type_name, self.is_callable = ident, type_name, is_callable
+
+
+def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
+           first: Callable[[Any], dict | None] | None = None, seen: int = 0) -> Any:
+    """``value`` as a JSON-able node, its binary parts appended to ``blobs``.
+
+    ``first``, when given, is asked first for every value (and sub-value) and may return its node
+    itself; ``opaque`` turns a value of no kind the wire carries into a node (the executor keeps
+    such objects and sends a handle). A tensor's node has ``grad`` (whether it requires grad);
+    its data is a copy, contiguous, with no autograd history. Sub-values are encoded depth
+    first, left to right: the order ``decode`` rebuilds them in.
+    """
+    if seen > 64:
+        raise WireError("a value nested more than 64 levels deep")
+    if first is not None and (node := first(value)) is not None:
+        return node
+
+    def again(v: Any) -> Any:
+        return encode(v, blobs, opaque=opaque, first=first, seen=seen + 1)
+
+    if value is None or isinstance(value, (bool, str)) or type(value) is int:
+        return value
+    if type(value) is float:
+        return value if math.isfinite(value) else {"k": "float", "v": repr(value)}
+    if type(value) is complex:
+        return {"k": "complex", "v": [repr(value.real), repr(value.imag)]}
+    if type(value) is bytes:
+        blobs.append(value)
+        return {"k": "bytes", "blob": len(blobs) - 1}
+    if type(value) in (tuple, list):
+        return {"k": type(value).__name__, "v": [again(v) for v in value]}
+    if type(value) is dict:
+        return {"k": "dict", "v": [[again(k), again(v)] for k, v in value.items()]}
+    if type(value) is slice:
+        return {"k": "slice", "v": [again(value.start), again(value.stop), again(value.step)]}
+    if value is Ellipsis:
+        return {"k": "ellipsis"}
+    torch = _torch_if_loaded()
+    if torch is not None:
+        if isinstance(value, torch.Tensor) and type(value) in (torch.Tensor, torch.nn.Parameter):
+            return _encode_tensor(torch, value, blobs)
+        if type(value) is torch.dtype:
+            return {"k": "dtype", "v": str(value).removeprefix("torch.")}
+        if type(value) is torch.device:
+            return {"k": "device", "v": str(value)}
+        if type(value) is torch.Size:
+            return {"k": "size", "v": [int(d) for d in value]}
+    if opaque is not None:
+        return opaque(value)
+    raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
+
+
+def _torch_if_loaded():
+    import sys
+
+    return sys.modules.get("torch")
+
+
+def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
+    if t.layout != torch.strided or t.is_quantized:
+        raise WireError(f"a {t.layout} tensor cannot be sent to the other process")
+    node = {"k": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+            "device": str(t.device), "grad": bool(t.requires_grad),
+            "parameter": type(t) is torch.nn.Parameter}
+    if t.device.type != "meta":
+        data = t.detach().to("cpu").contiguous().reshape(-1)
+        if data.dtype.is_complex:
+            data = torch.view_as_real(data).reshape(-1)
+        blobs.append(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+        node["blob"] = len(blobs) - 1
+    return node
+
+
+def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
+           grads: bool = False, tensors: list | None = None, seen: int = 0) -> Any:
+    """The value ``encode`` made ``node``; raises ``WireError`` for anything else. ``handle``
+    turns the node of a handle (``{"k": "handle"}``, ``{"k": "ref"}``, ``{"k": "arg"}``) into a
+    value. Tensors require grad as their node says only with ``grads`` (the executor's side:
+    the trusted side connects gradients itself); each tensor made is appended to ``tensors``."""
+    if seen > 64:
+        raise WireError("a value nested more than 64 levels deep")
+    if node is None or isinstance(node, (bool, str)) or (type(node) is int) or (
+            type(node) is float and math.isfinite(node)):
+        return node
+    if type(node) is not dict or not isinstance(node.get("k"), str):
+        raise WireError(f"an unknown value node {str(node)[:80]!r}")
+
+    def again(v: Any) -> Any:
+        return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, seen=seen + 1)
+
+    kind = node["k"]
+    try:
+        if kind in ("tuple", "list", "iter"):
+            items = [again(v) for v in _list(node["v"])]
+            return tuple(items) if kind == "tuple" else iter(items) if kind == "iter" else items
+        if kind == "dict":
+            return {again(k): again(v) for k, v in (_pair(p) for p in _list(node["v"]))}
+        if kind == "float":
+            value = float(_str(node["v"]))
+            if math.isfinite(value):
+                raise WireError("a non-finite float node holding a finite value")
+            return value
+        if kind == "complex":
+            re, im = (_float_text(v) for v in _list(node["v"], 2))
+            return complex(re, im)
+        if kind == "bytes":
+            return _blob(blobs, node["blob"])
+        if kind == "slice":
+            return slice(*(again(v) for v in _list(node["v"], 3)))
+        if kind == "ellipsis":
+            return Ellipsis
+        if kind == "tensor":
+            tensor = _decode_tensor(node, blobs, grads)
+            if tensors is not None:
+                tensors.append(tensor)
+            return tensor
+        if kind == "dtype":
+            return _dtype(node["v"])
+        if kind == "device":
+            import torch
+
+            return torch.device(_str(node["v"]))
+        if kind == "size":
+            import torch
+
+            return torch.Size([_dim(d) for d in _list(node["v"])])
+        if kind in ("handle", "ref", "arg") and handle is not None:
+            return handle(node)
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
+        raise WireError(f"a malformed {kind} node: {exc}") from None
+    raise WireError(f"an unknown value kind {kind!r}")
+
+
+def _list(value: Any, length: int | None = None) -> list:
+    if type(value) is not list or (length is not None and len(value) != length):
+        raise WireError("a malformed list")
+    return value
+
+
+def _pair(value: Any) -> tuple[Any, Any]:
+    k, v = _list(value, 2)
+    return k, v
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str or len(value) > 200:
+        raise WireError("a malformed string field")
+    return value
+
+
+def _float_text(value: Any) -> float:
+    return float(_str(value))
+
+
+def _dim(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise WireError("a malformed dimension")
+    return value
+
+
+def _blob(blobs: list[bytes], index: Any) -> bytes:
+    if type(index) is not int or not 0 <= index < len(blobs):
+        raise WireError("a reference to a missing blob")
+    return blobs[index]
+
+
+def _dtype(name: Any):
+    import torch
+
+    dtype = getattr(torch, _str(name), None)
+    if type(dtype) is not torch.dtype:
+        raise WireError(f"an unknown dtype {name!r}")
+    return dtype
+
+
+def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
+    import torch
+
+    dtype = _dtype(node["dtype"])
+    shape = [_dim(d) for d in _list(node["shape"])]
+    device = torch.device(_str(node["device"]))
+    if device.type == "meta":
+        out = torch.empty(shape, dtype=dtype, device="meta")
+    else:
+        data = _blob(blobs, node["blob"])
+        numel = math.prod(shape)
+        if len(data) != numel * dtype.itemsize:
+            raise WireError(f"tensor data of {len(data)} bytes for {numel} {dtype} elements")
+        flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+        if dtype.is_complex:
+            real = flat.view(dtype.to_real()).reshape(*shape, 2) if numel else torch.empty(*shape, 2, dtype=dtype.to_real())
+            out = torch.view_as_complex(real.contiguous())
+        else:
+            out = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
+        if device.type != "cpu":
+            out = out.to(device)
+    wants_grad = grads and node.get("grad") is True
+    if node.get("parameter") is True:
+        return torch.nn.Parameter(out, requires_grad=wants_grad)
+    return out.requires_grad_() if wants_grad else out
