@@ -7,39 +7,55 @@ reading that source at all is the sandbox's job.
 
 from __future__ import annotations
 
+import ast
 from functools import cache
 from pathlib import Path
 
 MAX_MESSAGE_CHARS = 2000
 _MIN_LINE_CHARS = 16  # shorter source lines ("return out", "import torch") are not a leak
 REDACTED = "[hidden test source removed]"
+DUMP_REMOVED = "[this failure's message quoted the hidden tests' source and was removed]"
 
 
 @cache
-def _source_lines(path: Path) -> tuple[str, ...]:
+def _source_lines(path: Path) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The file's lines worth cutting, longest first (so a line is removed whole before any
+    shorter line inside it), and those of them that its own string literals quote (a test's
+    message may name an expression of its test)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
-        return ()
-    lines = {line.strip() for line in text.splitlines()}
-    # Longest first, so a line is removed whole before any shorter line inside it.
-    return tuple(sorted((line for line in lines if len(line) >= _MIN_LINE_CHARS), key=len, reverse=True))
+        return (), frozenset()
+    lines = sorted({line.strip() for line in text.splitlines() if len(line.strip()) >= _MIN_LINE_CHARS},
+                   key=len, reverse=True)
+    try:
+        literals = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    except SyntaxError:
+        literals = []
+    return tuple(lines), frozenset(line for line in lines if any(line in literal for literal in literals))
 
 
 def redact(message: str, hidden_tests: list[Path]) -> str:
     """``message`` with the ``hidden_tests`` files' lines cut out, at most ``MAX_MESSAGE_CHARS``
     long.
 
-    A source line is cut where it stands as a line of the message, and wherever it occurs once
-    three or more source lines occur in the message: a test's own message may quote an
-    expression of its test (``after torch.set_default_dtype(torch.float64)``), a dump may not.
+    A source line is cut wherever it occurs, but for one that the file's own string literals
+    quote (a test's message may name an expression of its test: ``after
+    torch.set_default_dtype(torch.float64)``), which is cut only where it stands as a line of the
+    message. A message in which three or more source lines occur is replaced whole: what lies
+    between the lines of a dump (``import math``) is the dump too.
     """
-    sources = [line for path in hidden_tests for line in _source_lines(path)]
     message_lines = {line.strip() for line in message.splitlines()}
-    found = [line for line in sources if line in message]
-    cut = found if len(found) >= 3 else [line for line in found if line in message_lines]
-    for line in cut:
-        message = message.replace(line, REDACTED)
+    found, quoted = [], set()
+    for path in hidden_tests:
+        lines, quotable = _source_lines(path)
+        found += [line for line in lines if line in message]
+        quoted |= quotable
+    if len(found) >= 3:
+        return DUMP_REMOVED  # what remains between the lines of a dump is the dump too
+    for line in found:
+        if line in message_lines or line not in quoted:
+            message = message.replace(line, REDACTED)
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[:MAX_MESSAGE_CHARS - 30].rstrip() + "\n[message shortened]"
     return message

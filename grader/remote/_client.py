@@ -93,7 +93,8 @@ class Executor:
         except BaseException:
             # Interrupted mid-request (a time limit): the executor may still be busy with it,
             # and a late answer would be taken for the next request's. It is stopped.
-            self._fail("the submission's process was stopped after a test ran past its time limit")
+            self.broken = "the submission's process was stopped after a test ran past its time limit"
+            self.close()
             raise
         if reply.get("seq") != self.seq:
             self._fail("the submission's process answered out of turn")

@@ -112,7 +112,12 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         return {"k": "ellipsis"}
     torch = _torch_if_loaded()
     if torch is not None:
-        if isinstance(value, torch.Tensor) and type(value) in (torch.Tensor, torch.nn.Parameter):
+        if isinstance(value, torch.Tensor):
+            if type(value) not in (torch.Tensor, torch.nn.Parameter):
+                # A subclass travels as the plain tensor of its data: what its methods say of
+                # itself (its device, its comparisons) stays behind.
+                with torch._C.DisableTorchFunctionSubclass():
+                    value = torch.Tensor.as_subclass(value, torch.Tensor)
             return _encode_tensor(torch, value, blobs)
         if type(value) is torch.dtype:
             return {"k": "dtype", "v": str(value).removeprefix("torch.")}

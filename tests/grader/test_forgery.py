@@ -1,0 +1,98 @@
+"""Submissions that try to forge their verdict from inside, graded where the submission runs in a
+process apart from its tests (``grader.remote``; the exercise is marked ``separate_process``).
+
+Each module of ``forgery/`` answers pytorch.losses.cross_entropy with one class of attack: the
+signing key and writer, pytest's internals and the kit's checks patched, tracing, a lying tensor
+subclass, hidden-test source echoed back, the op counter switched off. Graded in a batch (fork
+server) and one by one with ``score`` (fresh interpreters), each scores 0 or is flagged for
+review, an honest neighbour keeps full marks, and no message carries the hidden tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader import catalog
+from grader.engine.redact import DUMP_REMOVED, MAX_MESSAGE_CHARS
+from grader.engine.sandbox import Limits
+from grader.engine.scoring import score_submission
+from grader.workflows.batch import run_batch
+
+EX = catalog.get_exercise("pytorch.losses.cross_entropy")
+CORPUS = Path(__file__).with_name("forgery")
+NAMES = sorted(p.stem for p in CORPUS.glob("*.py"))
+# Op counts are taken inside the executor (they must look at how the submission computes): a
+# submission can switch the counter off there. The scan flags it for a person to review.
+FLAGGED_ONLY = {"switch_off_op_counter": "getattr() with a computed name"}
+LIMITS = Limits(wall_s=180, test_s=10)
+
+pytestmark = pytest.mark.timeout(1200)
+
+
+def _stage(folder: Path) -> None:
+    for module in CORPUS.glob("*.py"):
+        target = folder / module.stem / EX.relpath
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(module, target)
+    honest = folder / "honest" / EX.relpath
+    honest.parent.mkdir(parents=True)
+    shutil.copyfile(EX.reference, honest)
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> dict[str, dict]:
+    folder, out = tmp_path_factory.mktemp("forgers"), tmp_path_factory.mktemp("forgers-out")
+    _stage(folder)
+    run_batch(folder, out, exercise_ids=[EX.id], jobs=2, limits=LIMITS, log=lambda m: None)
+    return {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory) -> dict[str, dict]:
+    folder = tmp_path_factory.mktemp("forgers-scored")
+    _stage(folder)
+    names = [*NAMES, "honest"]
+    with ThreadPoolExecutor(2) as pool:
+        reports = pool.map(lambda name: score_submission(folder / name, [EX.id], limits=LIMITS,
+                                                         hide=[folder]).to_dict(), names)
+        return dict(zip(names, reports))
+
+
+def test_the_exercise_is_graded_in_a_separate_process():
+    assert EX.separate_process
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_an_honest_submission_keeps_full_marks(request, mode):
+    result = request.getfixturevalue(mode)["honest"]
+    assert result["score"] == result["max_score"] > 0, result["problems"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_each_forger_scores_zero_or_is_flagged(request, mode, name):
+    result = request.getfixturevalue(mode)[name]
+    messages = [t["message"] for ex in result["exercises"] for t in ex["tests"]]
+    assert not [m for m in messages if "ESCAPED" in m], messages
+    if name in FLAGGED_ONLY:
+        assert any(FLAGGED_ONLY[name] in flag for flag in result["flags"]), result["flags"]
+        return
+    assert result["score"] == 0, (name, result["score"], result["problems"],
+                                  [(t["name"], t["message"][:200]) for ex in result["exercises"]
+                                   for t in ex["tests"] if t["status"] == "passed"])
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_no_message_carries_the_hidden_tests(request, mode):
+    result = request.getfixturevalue(mode)["echo_hidden_source"]
+    source = {line.strip() for line in EX.hidden_tests.read_text().splitlines() if len(line.strip()) >= 10}
+    messages = [t["message"] for ex in result["exercises"] for t in ex["tests"]]
+    assert any(DUMP_REMOVED in m for m in messages)  # the forger did find the source
+    for message in messages:
+        assert not [line for line in source if line in message], message
+        assert len(message) <= MAX_MESSAGE_CHARS

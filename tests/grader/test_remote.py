@@ -1,0 +1,320 @@
+"""grader.remote: a real executor process, forked as the grading child forks it, serving a real
+module; the codec's refusals on frames a hostile executor could send."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader._loader import ImplementationError, MissingImplementation, StubRaised
+from grader._timelimit import TestTimeout, time_limit
+from grader.remote import Executor, ExecutorFailed, RemoteObject
+from grader.remote import _wire as wire
+
+EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
+MODULE = textwrap.dedent('''
+    import os
+    import time
+    import torch
+
+    class Mistake(ValueError):
+        pass
+
+    class Liar(torch.Tensor):
+        @property
+        def is_meta(self):
+            return True
+
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+        def double(self):
+            return self.value * 2
+
+    calls = 0
+
+    def square(x):
+        return x * x
+
+    def same(x):
+        return x
+
+    def add_one_in_place(x):
+        x.add_(1)
+
+    def backward_inside(x):
+        (x * x).sum().backward()
+
+    def draws(n):
+        return torch.randn(n)
+
+    def default_dtype():
+        return torch.get_default_dtype()
+
+    def in_autocast():
+        return torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+
+    def grad_enabled():
+        return torch.is_grad_enabled()
+
+    def detached(x):
+        return (x * 2).detach()
+
+    def mixed(x):
+        return {"y": (x.sum(), [x * 3, 7]), "n": torch.arange(3), "s": "text", "f": float("nan")}
+
+    def lying(x):
+        return (x * 0 + 5).as_subclass(Liar)
+
+    def raise_mistake():
+        raise Mistake("m is wrong")
+
+    def stub():
+        raise NotImplementedError
+
+    def exit_now():
+        raise SystemExit(3)
+
+    def die():
+        os._exit(7)
+
+    def sleep(s):
+        time.sleep(s)
+
+    def counted(x):
+        return x + 1
+
+    def takes_iterable(values):
+        return [v * 2 for v in values]
+
+    def kinds():
+        return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
+''')
+
+
+@pytest.fixture()
+def executor():
+    ex = Executor.start(close=[])
+    yield ex
+    ex.close()
+
+
+@pytest.fixture()
+def module(tmp_path, executor) -> RemoteObject:
+    path = tmp_path / Path(*EXERCISE.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True)
+    path.write_text(MODULE)
+    return executor.load(EXERCISE, tmp_path)
+
+
+def test_values_of_every_kind_come_back_as_they_were(module):
+    x = torch.randn(3, dtype=torch.float64)
+    out = module.mixed(x)
+    assert set(out) == {"y", "n", "s", "f"} and out["s"] == "text" and out["f"] != out["f"]
+    total, (tripled, seven) = out["y"]
+    assert torch.equal(total, x.sum()) and torch.equal(tripled, x * 3) and seven == 7
+    assert torch.equal(out["n"], torch.arange(3))
+    assert module.kinds() == (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw",
+                              slice(1, None, 2), ...)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64,
+                                   torch.complex64, torch.complex128, torch.int8, torch.uint8,
+                                   torch.int16, torch.int32, torch.int64, torch.bool])
+@pytest.mark.parametrize("shape", [(), (0,), (2, 3), (1, 0, 2)])
+def test_tensors_of_every_dtype_and_shape_cross_unchanged(module, dtype, shape):
+    x = (torch.randn(shape) * 5).to(dtype)
+    out = module.same(x.clone())  # a copy: not the argument itself
+    assert out.dtype == dtype and out.shape == x.shape and torch.equal(out, x)
+
+
+def test_meta_tensors_cross_with_their_shape_and_dtype(module):
+    out = module.square(torch.empty(2, 5, dtype=torch.float64, device="meta"))
+    assert out.is_meta and out.shape == (2, 5) and out.dtype == torch.float64
+
+
+def test_a_tensor_subclass_arrives_as_the_plain_tensor_of_its_data(module):
+    out = module.lying(torch.zeros(3))
+    assert type(out) is torch.Tensor and not out.is_meta and torch.equal(out, torch.full((3,), 5.0))
+
+
+def test_gradients_flow_through_a_call_and_match_autograd_here(module):
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    out = module.square(x)
+    assert out.requires_grad
+    out.sum().backward()
+    assert torch.allclose(x.grad, 2 * x.detach())
+    assert torch.autograd.gradcheck(module.square, (torch.randn(3, dtype=torch.float64, requires_grad=True),))
+
+
+def test_an_output_detached_there_does_not_require_grad_here(module):
+    out = module.detached(torch.randn(3, requires_grad=True))
+    assert not out.requires_grad
+    with pytest.raises(RuntimeError):
+        out.sum().backward()
+
+
+def test_no_grad_here_is_no_grad_there(module):
+    assert module.grad_enabled() is True
+    with torch.no_grad():
+        assert module.grad_enabled() is False
+        assert not module.square(torch.randn(2, requires_grad=True)).requires_grad
+
+
+def test_in_place_changes_and_gradients_made_there_reach_the_arguments_here(module):
+    x = torch.zeros(3)
+    assert module.add_one_in_place(x) is None
+    assert torch.equal(x, torch.ones(3))
+    leaf = torch.tensor([1.0, 2.0], requires_grad=True)
+    module.backward_inside(leaf)
+    assert torch.equal(leaf.grad, torch.tensor([2.0, 4.0]))
+
+
+def test_an_argument_returned_is_the_same_object(module):
+    x = torch.randn(2)
+    assert module.same(x) is x
+
+
+def test_the_rng_state_travels_both_ways(module):
+    torch.manual_seed(0)
+    there = module.draws(4)
+    after_there = torch.randn(2)
+    torch.manual_seed(0)
+    here = torch.randn(4)
+    assert torch.equal(there, here) and torch.equal(after_there, torch.randn(2))
+
+
+def test_default_dtype_and_autocast_travel(module):
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert module.default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(previous)
+    assert module.default_dtype() == previous
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert module.in_autocast() == (True, torch.bfloat16)
+    assert module.in_autocast()[0] is False
+
+
+def test_objects_stay_there_and_are_reached_through_handles(module):
+    box = module.Box(torch.tensor([1.0, 2.0]))
+    assert isinstance(box, RemoteObject)
+    assert torch.equal(box.double(), torch.tensor([2.0, 4.0]))
+    box.value = torch.tensor([5.0])
+    assert torch.equal(box.value, torch.tensor([5.0]))
+    assert module.same(box) is not box and isinstance(module.same(box), RemoteObject)
+    assert module.takes_iterable(v for v in (1, 2)) == [2, 4]  # a generator, passed as one
+
+
+def test_op_counts_are_taken_there(module):
+    from grader.checks import count_aten_ops
+
+    out, ops = count_aten_ops(module.counted, torch.ones(2))
+    assert torch.equal(out, torch.full((2,), 2.0)) and ops["add"] == 1
+
+
+def test_exceptions_keep_their_builtin_class_name_and_message(module):
+    with pytest.raises(ValueError, match="m is wrong") as info:
+        module.raise_mistake()
+    assert type(info.value).__name__ == "Mistake"
+    with pytest.raises(StubRaised):
+        module.stub()
+    with pytest.raises(RuntimeError):  # SystemExit there ends nothing here
+        module.exit_now()
+    assert torch.equal(module.square(torch.tensor(3.0)), torch.tensor(9.0))  # still serving
+
+
+def test_a_missing_or_broken_module_reads_as_the_loader_says(tmp_path, executor):
+    with pytest.raises(MissingImplementation):
+        executor.load(EXERCISE, tmp_path)
+    path = tmp_path / Path(*EXERCISE.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True)
+    path.write_text("1 / 0\n")
+    with pytest.raises(ImplementationError, match="ZeroDivisionError"):
+        executor.load(EXERCISE, tmp_path)
+
+
+def test_an_executor_that_dies_fails_this_call_and_every_later_one(module):
+    with pytest.raises(ExecutorFailed, match="exited with status 7"):
+        module.die()
+    with pytest.raises(ExecutorFailed):
+        module.square(torch.ones(1))
+
+
+def test_a_call_past_the_time_limit_stops_the_executor(module, executor):
+    with pytest.raises(TestTimeout), time_limit(0.5):
+        module.sleep(30)
+    with pytest.raises(ExecutorFailed, match="time limit"):
+        module.square(torch.ones(1))
+    with pytest.raises(ChildProcessError):
+        os.waitpid(executor.pid, os.WNOHANG)  # killed and reaped
+
+
+def test_the_trusted_side_is_undumpable_and_the_executor_holds_only_its_socket(module, executor):
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE: the executor cannot trace us
+    fds = os.listdir(f"/proc/{executor.pid}/fd")
+    assert len(fds) == 4, fds  # stdin, stdout, stderr and its socket
+
+
+def test_closing_ends_the_executor(executor):
+    executor.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(executor.pid, 0)
+
+
+# ----------------------------------------------------------------------------- the codec
+
+
+def _blobs_for(value):
+    blobs: list[bytes] = []
+    return wire.encode(value, blobs), blobs
+
+
+@pytest.mark.parametrize("node, blobs", [
+    ({"k": "pickle", "v": "x"}, []),                                     # an unknown kind
+    ([1, 2], []),                                                        # a raw list
+    ({"k": "tensor", "dtype": "Tensor", "shape": [1], "device": "cpu", "blob": 0}, [b"\0" * 4]),
+    ({"k": "tensor", "dtype": "float32", "shape": [2], "device": "cpu", "blob": 0}, [b"\0" * 4]),
+    ({"k": "tensor", "dtype": "float32", "shape": [-1], "device": "cpu", "blob": 0}, [b""]),
+    ({"k": "tensor", "dtype": "float32", "shape": [1], "device": "cpu", "blob": 3}, [b"\0" * 4]),
+    ({"k": "float", "v": "1.5"}, []),                                    # finite: not this kind
+    ({"k": "dtype", "v": "manual_seed"}, []),                            # a torch name, not a dtype
+    ({"k": "handle", "id": 1}, []),                                      # no handles taken here
+])
+def test_the_decoder_refuses_what_it_did_not_write(node, blobs):
+    with pytest.raises(wire.WireError):
+        wire.decode(node, blobs)
+
+
+def test_the_decoder_refuses_deep_nesting():
+    node = 1
+    for _ in range(100):
+        node = {"k": "list", "v": [node]}
+    with pytest.raises(wire.WireError, match="nested"):
+        wire.decode(node, [])
+
+
+def test_an_executor_answering_out_of_protocol_fails_the_test():
+    import socket
+
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        wire.receive(theirs)
+        wire.send(theirs, {"seq": 1, "value": {"k": "pickle", "v": "cos\nsystem\n"}}, [])
+        os._exit(0)
+    executor = Executor(pid, ours)
+    with pytest.raises(ExecutorFailed, match="out of protocol"):
+        executor.getattr(1, "anything")
+    assert executor.broken
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
