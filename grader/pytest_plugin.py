@@ -390,6 +390,7 @@ class _ReportCollector:
         self.config = config
         self.pending: dict[str, list[pytest.TestReport]] = {}
         self.items: dict[str, pytest.Item] = {}
+        self.evidence_before = 0  # the executor's evidence_taken when the last test ended
         self.next_item: dict[str, pytest.Item] = {}
         self.deselected: set[str] = set()  # exercises some of whose tests -k/-m/--deselect left out
 
@@ -425,6 +426,10 @@ class _ReportCollector:
         if ex is None:
             return
         status, message = _final_outcome(reports)
+        executor = self.config.stash.get(_EXECUTOR, None)
+        evidence = executor.evidence_taken if executor is not None else 0
+        checked_in_executor = evidence > self.evidence_before
+        self.evidence_before = evidence
         last = self._last_of_exercise(item)
         # After each test, the globals of its own module (a test runs with those alone); after an
         # exercise's last test, every test module's and the behavioural canaries.
@@ -438,7 +443,8 @@ class _ReportCollector:
         duration = sum(r.duration for r in reports)
         _emit(self.config, {"event": records.Event.RESULT, "nodeid": report.nodeid, "exercise": ex.id,
                             "status": status, "message": message[:4000],
-                            "not_started": not_started, "duration": round(duration, 4)})
+                            "not_started": not_started, "duration": round(duration, 4),
+                            "checked_in_executor": checked_in_executor})
         progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
         progress.ran.add(_visibility(ex, item))
         if status == TestStatus.PASSED:

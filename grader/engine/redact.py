@@ -35,9 +35,9 @@ def _source_lines(path: Path) -> tuple[tuple[str, ...], frozenset[str]]:
     return tuple(lines), frozenset(line for line in lines if any(line in literal for literal in literals))
 
 
-def redact(message: str, hidden_tests: list[Path]) -> str:
-    """``message`` with the ``hidden_tests`` files' lines cut out, at most ``MAX_MESSAGE_CHARS``
-    long.
+def redact(message: str, hidden_tests: list[Path], public_tests: list[Path] = ()) -> str:
+    """``message`` with the ``hidden_tests`` files' lines cut out (but those that the
+    ``public_tests`` files hold as well), at most ``MAX_MESSAGE_CHARS`` long.
 
     A source line is cut wherever it occurs, but for one that the file's own string literals
     quote (a test's message may name an expression of its test: ``after
@@ -46,10 +46,11 @@ def redact(message: str, hidden_tests: list[Path]) -> str:
     between the lines of a dump (``import math``) is the dump too.
     """
     message_lines = {line.strip() for line in message.splitlines()}
+    public = {line for path in public_tests for line in _source_lines(path)[0]}
     found, quoted = [], set()
     for path in hidden_tests:
         lines, quotable = _source_lines(path)
-        found += [line for line in lines if line in message]
+        found += [line for line in lines if line in message and line not in public]
         quoted |= quotable
     if len(found) >= 3:
         return DUMP_REMOVED  # what remains between the lines of a dump is the dump too

@@ -39,6 +39,9 @@ class TestResult:
     max_score: float
     visibility: str  # a Visibility
     message: str = ""
+    # A check of this test took its evidence from the submission's own process (the op counts of
+    # an exercise graded in a separate process): the submission could have changed that evidence.
+    checked_in_executor: bool = False
 
 
 @dataclass
@@ -152,6 +155,7 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         problems.append("no tests were collected: the kit's test files could not be loaded")
     missing_reason = problems[0] if problems else "the test never reported a result"
     hidden = [ex.hidden_tests for ex in exercises]
+    public = [ex.public_tests for ex in exercises]
     for rec in _records.of(records, Event.COLLECTED):
         ex = by_id.get(rec["exercise"])
         if ex is None:
@@ -166,8 +170,10 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         else:
             status = res["status"]
             score = points if status == TestStatus.PASSED else 0.0
-            message = redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""), hidden)
-            test = TestResult(name, status, score, points, rec["visibility"], message)
+            message = redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""),
+                                    hidden, public)
+            test = TestResult(name, status, score, points, rec["visibility"], message,
+                              res.get("checked_in_executor") is True)
         ex.tests.append(test)
         ex.score += test.score
         ex.max_score += test.max_score
@@ -219,7 +225,8 @@ def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, 
         result.code = code[result.id]
     if problems and not any(t.status == TestStatus.PASSED for ex in results for t in ex.tests):
         problems.append("last output of the test run:\n"
-                        + redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises]))
+                        + redact.redact(run.output[-3000:], [ex.hidden_tests for ex in exercises],
+                                        [ex.public_tests for ex in exercises]))
     sandbox = _records.first(run.records, Event.SANDBOX)
     sandbox = {**run.isolation, **{k: v for k, v in sandbox.items() if k != "event"}}
     flags = [str(f) for f in run.findings]

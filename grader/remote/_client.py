@@ -41,6 +41,7 @@ class Executor:
         self.to_free: list[int] = []
         self.broken: str | None = None
         self.rng_known: bytes | None = None  # the executor's RNG state after the last call
+        self.evidence_taken = 0  # checks whose evidence the executor gave (op counts), so far
 
     @classmethod
     def start(cls, close: list[int]) -> Executor:
@@ -210,6 +211,7 @@ class Executor:
             swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
             result = _replace_tensors(result, swap)
         if count_ops:
+            self.evidence_taken += 1
             ops = reply.get("ops")
             if not isinstance(ops, dict) or not all(isinstance(k, str) and type(v) is int for k, v in ops.items()):
                 self._fail("the submission's process sent no op counts")

@@ -96,3 +96,11 @@ def test_no_message_carries_the_hidden_tests(request, mode):
     for message in messages:
         assert not [line for line in source if line in message], message
         assert len(message) <= MAX_MESSAGE_CHARS
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_a_test_that_took_op_counts_from_the_executor_says_so(request, mode):
+    tests = {t["name"].split("::")[-1]: t for ex in request.getfixturevalue(mode)["honest"]["exercises"]
+             for t in ex["tests"]}
+    marked = sorted(name for name, t in tests.items() if t["checked_in_executor"])
+    assert marked == ["test_does_not_call_torch_cross_entropy_log_softmax_or_nll_loss"], marked
