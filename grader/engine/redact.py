@@ -29,7 +29,8 @@ def _source_lines(path: Path) -> tuple[tuple[str, ...], frozenset[str]]:
     lines = sorted({line.strip() for line in text.splitlines() if len(line.strip()) >= _MIN_LINE_CHARS},
                    key=len, reverse=True)
     try:
-        literals = [n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        literals = [n.value for n in ast.walk(ast.parse(text))
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     except SyntaxError:
         literals = []
     return tuple(lines), frozenset(line for line in lines if any(line in literal for literal in literals))

@@ -268,12 +268,13 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
         numel = math.prod(shape)
         if len(data) != numel * dtype.itemsize:
             raise WireError(f"tensor data of {len(data)} bytes for {numel} {dtype} elements")
-        flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
-        if dtype.is_complex:
-            real = flat.view(dtype.to_real()).reshape(*shape, 2) if numel else torch.empty(*shape, 2, dtype=dtype.to_real())
-            out = torch.view_as_complex(real.contiguous())
+        if not numel:
+            out = torch.empty(shape, dtype=dtype)
+        elif dtype.is_complex:
+            flat = torch.frombuffer(bytearray(data), dtype=dtype.to_real())
+            out = torch.view_as_complex(flat.reshape(*shape, 2))
         else:
-            out = flat.view(dtype).reshape(shape) if numel else torch.empty(shape, dtype=dtype)
+            out = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
         if device.type != "cpu":
             out = out.to(device)
     wants_grad = grads and node.get("grad") is True

@@ -3,8 +3,6 @@ the canary snapshot, the checks' code, and the hypothesis profile (one example p
 import gc
 import sys
 
-import torch
-
 try:
     import _pytest.python
     import _pytest.reports

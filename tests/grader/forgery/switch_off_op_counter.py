@@ -2,7 +2,6 @@
 that would see it (dispatch-mode internals, reached by a name built at run time)."""
 import importlib
 
-import torch
 import torch.nn.functional as F
 
 _dispatch = importlib.import_module("torch.utils." + "_python" + "_dispatch")
