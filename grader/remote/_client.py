@@ -16,8 +16,10 @@ from __future__ import annotations
 import builtins
 import ctypes
 import os
+import pickle
 import signal
 import socket
+import sys
 import weakref
 from collections import Counter
 from pathlib import Path
@@ -44,11 +46,13 @@ class Executor:
         self.evidence_taken = 0  # checks whose evidence the executor gave (op counts), so far
 
     @classmethod
-    def start(cls, close: list[int]) -> Executor:
+    def start(cls, close: list[int], threads: int | None = None) -> Executor:
         """Fork the executor. In the executor, every descriptor but the standard three and its
         socket is closed (``close`` names those the caller knows of: the report and key pipes);
         here, this process becomes undumpable, so the executor (same user) cannot trace it or
-        read its memory."""
+        read its memory. ``threads``: the executor's torch intra-op threads; give 1 when this
+        process has run tensor ops already (a fork of a process whose OpenMP pool ran can hang
+        in its first parallel op), None to keep this process's setting."""
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
@@ -65,6 +69,10 @@ class Executor:
                     os.closerange(low + 1, high)
                 from grader.remote._executor import serve
 
+                if threads is not None:
+                    import torch
+
+                    torch.set_num_threads(threads)
                 serve(theirs)
             finally:
                 os._exit(1)
@@ -138,9 +146,12 @@ class Executor:
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
-    def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None) -> Any:
+    def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
+               copies: list | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
-        the executor numbers them."""
+        the executor numbers them. A value of no kind the wire carries (a module, an optimizer,
+        a class or function of a test module) is appended to ``copies``, which the caller
+        pickles for the executor; without ``copies`` it cannot be sent."""
         import sys
 
         torch = sys.modules.get("torch")
@@ -152,11 +163,22 @@ class Executor:
                 return {"k": "ref", "id": object.__getattribute__(v, "_ident")}
             if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
                 tensors.append(v)
+                if type(v) in (torch.Tensor, torch.nn.Parameter):
+                    return wire.encode_tensor(v, blobs, with_grad=True)
+            if type(v) in wire.SEQUENCE_KINDS:
+                return {"k": wire.SEQUENCE_KINDS[type(v)],
+                        "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
             return None
 
         def opaque(v: Any) -> dict:
             if _is_iterator(v):
                 return {"k": "iter", "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
+            if copies is not None:
+                index = next((i for i, c in enumerate(copies) if c is v), None)
+                if index is None:
+                    copies.append(v)
+                    index = len(copies) - 1
+                return {"k": "copy", "i": index}
             raise TypeError(f"a {type(v).__name__} cannot be passed to the submission's process "
                             "(its tests run in a process of their own)")
 
@@ -191,25 +213,41 @@ class Executor:
 
         blobs: list[bytes] = []
         tensors: list = []
+        copies: list = []
         header = {"op": "call", "id": ident, "count_ops": count_ops,
-                  "args": self.encode(tuple(args), blobs, tensors),
-                  "kwargs": self.encode(dict(kwargs), blobs, tensors)}
+                  "args": self.encode(tuple(args), blobs, tensors, copies),
+                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies)}
+        if copies:
+            try:
+                blobs.append(pickle.dumps(copies))
+                pickled = len(blobs) - 1
+            except Exception as exc:  # noqa: BLE001 - what pickle refuses, said as the wire says it
+                kinds = ", ".join(sorted({type(c).__name__ for c in copies}))
+                raise TypeError(f"a {kinds} cannot be passed to the submission's process (its tests "
+                                f"run in a process of their own): {exc}") from None
+            # Pickle leaves out a tensor's .grad: the copies' modules get theirs as data.
+            grads = [[i, [None if t.grad is None else wire.encode(t.grad.detach(), blobs) for t in _module_tensors(c)]]
+                     for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
+            header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
+                                "grads": grads}
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
                            "autocast": [torch.is_autocast_enabled("cpu"),
                                         self.encode(torch.get_autocast_dtype("cpu"), blobs)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
-        needs_grad = [t for t in tensors if t.requires_grad] if torch.is_grad_enabled() else []
+        needs_grad = ([t for t in tensors if t.requires_grad] + _parameters_requiring_grad(copies)
+                      if torch.is_grad_enabled() else [])
         if not needs_grad:
-            result, reply = self._finish_call(header, blobs, tensors)
+            result, reply = self._finish_call(header, blobs, tensors, copies=copies)
         else:
             header["grad_call"] = True
-            holder: dict = {}
+            holder: dict = {"copies": copies}
             bridged = _Bridge.apply(self, header, blobs, tensors, holder, *needs_grad)
             result, reply = holder["result"], holder["reply"]
             outputs = holder["outputs"]
             swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
             result = _replace_tensors(result, swap)
+        self._take_changes(reply, tensors, copies)
         if count_ops:
             self.evidence_taken += 1
             ops = reply.get("ops")
@@ -219,12 +257,24 @@ class Executor:
         return result
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list,
-                     outputs: list | None = None) -> tuple[Any, dict]:
+                     outputs: list | None = None, copies: list = ()) -> tuple[Any, dict]:
         import torch
 
         node, reply, out = self.request(header, blobs)
 
         def handle(n: dict) -> Any:
+            if n["k"] == "arg" and "m" in n:
+                j, i = wire._list(n["m"], 2)
+                if type(j) is not int or not 0 <= j < len(copies) or not isinstance(copies[j], torch.nn.Module):
+                    raise wire.WireError("a reference to a module that was not sent")
+                own = _module_tensors(copies[j])
+                if type(i) is not int or not 0 <= i < len(own):
+                    raise wire.WireError("a reference to a module tensor that was not sent")
+                return own[i]
+            if n["k"] == "arg" and "c" in n:
+                if type(n["c"]) is not int or not 0 <= n["c"] < len(copies):
+                    raise wire.WireError("a reference to an object that was not sent")
+                return copies[n["c"]]
             if n["k"] == "arg":
                 if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
                     raise wire.WireError("a reference to an argument that was not sent")
@@ -235,26 +285,35 @@ class Executor:
 
         try:
             result = wire.decode(node, out, handle=handle, tensors=outputs)
+        except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+        reply["blobs"] = out
+        return result, reply
+
+    def _take_changes(self, reply: dict, tensors: list, copies: list) -> None:
+        """Make the arguments what the call made them in the executor, and take its RNG state.
+        Runs after a call's autograd node is made, with this process's grad mode: history an
+        argument gained there is gained here too."""
+        import torch
+
+        out = reply["blobs"]
+        try:
             for entry in reply.get("changed", []):
-                index, data, grad = wire._list(entry, 3)
+                index, change = wire._list(entry, 2)
                 if type(index) is not int or not 0 <= index < len(tensors):
                     raise wire.WireError("a change to an argument that was not sent")
-                target = tensors[index]
-                new = wire.decode(data, out)
-                with torch.no_grad():
-                    if new.shape != target.shape or new.dtype != target.dtype:
-                        target.data = new.to(target.device)
-                    elif target.device.type != "meta":
-                        target.copy_(new)
-                if grad is not None or target.grad is not None:
-                    target.grad = None if grad is None else wire.decode(grad, out).to(target.device)
+                _take_change(tensors[index], change, out)
+            states = reply.get("copies", [])
+            if not isinstance(states, list) or len(states) != len(copies):
+                raise wire.WireError("the objects sent came back as something else")
+            for obj, state in zip(copies, states):
+                _take_state(obj, state, out)
             rng = wire.decode(reply["rng"], out)
             if rng is not None:
                 torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
             self.rng_known = rng if rng is not None else self.rng_known
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
-        return result, reply
 
     def _rng_to_send(self, blobs: list[bytes]) -> Any:
         """This process's CPU RNG state for the executor to take, or None when the executor's is
@@ -274,6 +333,84 @@ class Executor:
 
     def release(self, ident: int) -> None:
         self.to_free.append(ident)
+
+
+def _parameters_requiring_grad(copies: list) -> list:
+    """The parameters requiring grad of the modules among ``copies``, each once, in the order the
+    executor lists them for its copies (``grader.remote._executor._parameters_requiring_grad``)."""
+    import torch
+
+    seen: dict[int, Any] = {}
+    for obj in copies:
+        if isinstance(obj, torch.nn.Module):
+            for p in obj.parameters():
+                if p.requires_grad:
+                    seen.setdefault(id(p), p)
+    return list(seen.values())
+
+
+def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
+    """Make ``obj``, which the executor was given a copy of, what its copy became there: a
+    module's parameters, buffers, their ``.grad`` and every submodule's training flag; an
+    optimizer's or scheduler's state dict; a generator's state."""
+    import torch
+
+    if not isinstance(state, dict) or state.get("kind") == "none":
+        return
+    kind = state["kind"]
+    if kind == "module" and isinstance(obj, torch.nn.Module):
+        own = _module_tensors(obj)
+        modules = list(obj.modules())
+        changes, training = wire._list(state["tensors"]), wire._list(state["training"], len(modules))
+        for entry in changes:
+            index, change = wire._list(entry, 2)
+            if type(index) is not int or not 0 <= index < len(own):
+                raise wire.WireError("a change to a module tensor that was not sent")
+            _take_change(own[index], change, blobs)
+        for module, flag in zip(modules, training, strict=True):
+            module.training = flag is True
+    elif kind == "state_dict" and hasattr(obj, "load_state_dict"):
+        obj.load_state_dict(wire.decode(state["state"], blobs))
+    elif kind == "generator" and isinstance(obj, torch.Generator):
+        obj.set_state(wire.decode(state["state"], blobs))
+    else:
+        raise wire.WireError(f"a {kind} state for a {type(obj).__name__}")
+
+
+def _take_change(target, change: Any, blobs: list[bytes]) -> None:
+    """Make ``target`` what the executor's copy of it became (``grader.remote._executor._change``):
+    data replaced or changed in place as it was there, .grad likewise, requires_grad, and
+    autograd history when the copy gained some."""
+    import torch
+
+    if not isinstance(change, dict):
+        raise wire.WireError("a malformed change")
+    new = wire.decode(change["data"], blobs).to(target.device)
+    history = change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
+    if history:
+        target.copy_(new.requires_grad_())  # with grad: the history the copy gained, here too
+    else:
+        with torch.no_grad():
+            if change.get("data_replaced") is True or new.shape != target.shape or new.dtype != target.dtype:
+                target.data = new
+            else:
+                target.copy_(new)
+    if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
+        target.requires_grad_(change.get("requires_grad") is True)
+    grad = None if change["grad"] is None else wire.decode(change["grad"], blobs).to(target.device)
+    if grad is None:
+        target.grad = None
+    elif (change.get("grad_replaced") is True or target.grad is None or target.grad.shape != grad.shape
+          or target.grad.dtype != grad.dtype):
+        target.grad = grad
+    else:
+        with torch.no_grad():
+            target.grad.copy_(grad)
+
+
+def _module_tensors(module) -> list:
+    """A module's parameters then buffers, each once, in the order both processes list them."""
+    return [*module.parameters(), *module.buffers()]
 
 
 def _replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
@@ -309,7 +446,7 @@ def _bridge_class():
         @staticmethod
         def forward(ctx, executor, header, blobs, tensors, holder, *needs_grad):
             outputs: list = []
-            result, reply = executor._finish_call(header, blobs, tensors, outputs)
+            result, reply = executor._finish_call(header, blobs, tensors, outputs, holder["copies"])
             flags = reply.get("differentiable")
             if type(reply.get("call")) is not int or not isinstance(flags, list) or len(flags) != len(outputs):
                 executor._fail("the submission's process answered out of protocol (a call's gradients)")

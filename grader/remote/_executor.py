@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 import socket
 import sys
@@ -112,8 +113,19 @@ class _Executor:
         import torch
 
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
+        copies: list = []  # the objects the trusted side pickled for this call
+        if "copies" in header:
+            for entry in header["copies"]["path"]:  # to import test modules' classes by name
+                if isinstance(entry, str) and entry not in sys.path:
+                    sys.path.append(entry)
+            copies = pickle.loads(blobs[header["copies"]["blob"]])
+            for index, grads in header["copies"]["grads"]:
+                for t, grad in zip(_module_tensors(copies[index]), grads, strict=True):
+                    t.grad = None if grad is None else wire.decode(grad, blobs)
 
         def rebuilt(node: dict) -> Any:
+            if node["k"] == "copy":
+                return copies[node["i"]]
             return self._resolve(node)
 
         args = wire.decode(header["args"], blobs, handle=rebuilt, grads=True, tensors=sent)
@@ -124,7 +136,8 @@ class _Executor:
         if rng is not None:  # None: the trusted side drew no random number since the last call
             torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
         rng_before = torch.get_rng_state().numpy().tobytes()
-        before = [(t._version, t.grad) for t in sent]
+        before = [_marks(t) for t in sent]
+        copies_before = [_snapshot(c) for c in copies]
         fn = self.objects[header["id"]]
         ops = None
         autocast_on, autocast_dtype = state["autocast"]
@@ -137,29 +150,37 @@ class _Executor:
             else:
                 result = fn(*args, **kwargs)
         by_identity = {id(t): i for i, t in enumerate(sent)}
+        copy_identity = {id(c): j for j, c in enumerate(copies)}
+        module_tensors = {id(t): (j, i) for j, c in enumerate(copies) if isinstance(c, torch.nn.Module)
+                          for i, t in enumerate(_module_tensors(c))}
         outputs: list = []
 
         def first(value: Any) -> dict | None:
+            if id(value) in copy_identity and value is copies[copy_identity[id(value)]]:
+                return {"k": "arg", "c": copy_identity[id(value)]}
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
                 return {"k": "arg", "i": by_identity[id(value)]}
+            if isinstance(value, torch.Tensor) and id(value) in module_tensors:
+                return {"k": "arg", "m": list(module_tensors[id(value)])}
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
             return None
 
         reply: dict = {"value": wire.encode(result, out, opaque=self._opaque, first=first)}
         changed = []
-        for i, (t, (version, grad)) in enumerate(zip(sent, before, strict=True)):
-            if t._version != version or t.grad is not grad:
-                changed.append([i, wire.encode(t.detach(), out),
-                                None if t.grad is None else wire.encode(t.grad.detach(), out)])
+        for i, (t, marks) in enumerate(zip(sent, before, strict=True)):
+            if _changed(t, marks):
+                changed.append([i, _change(t, marks, out)])
         reply["changed"] = changed
+        reply["copies"] = [_state(c, snapshot, out) for c, snapshot in zip(copies, copies_before)]
         rng_after = torch.get_rng_state().numpy().tobytes()
         reply["rng"] = wire.encode(rng_after if rng_after != rng_before else None, out)
         if ops is not None:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
             call = self._new_id()
-            self.calls[call] = ([t for t in sent if t.requires_grad], outputs)
+            self.calls[call] = ([t for t in sent if t.requires_grad] + _parameters_requiring_grad(copies),
+                                outputs)
             reply["call"] = call
             reply["differentiable"] = [bool(t.requires_grad) for t in outputs]
         return reply
@@ -198,6 +219,83 @@ class _Executor:
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
         return wire.decode(node, blobs, handle=self._resolve, grads=True)
+
+
+def _marks(t) -> tuple:
+    """What tells whether a call changed an argument tensor: its data's version, its .grad and
+    that grad's version (in-place clipping scales a grad without replacing it)."""
+    grad = t.grad
+    return (t._version, grad, None if grad is None else grad._version,
+            None if t.is_meta else t.data_ptr(), t.grad_fn is not None, t.requires_grad)
+
+
+def _changed(t, marks: tuple) -> bool:
+    version, grad, grad_version, pointer, had_history, required_grad = marks
+    return (t._version != version or t.grad is not grad or (not t.is_meta and t.data_ptr() != pointer)
+            or (grad is not None and grad._version != grad_version)
+            or (t.grad_fn is not None) != had_history or t.requires_grad != required_grad)
+
+
+def _change(t, marks: tuple, out: list[bytes]) -> dict:
+    """How the call left tensor ``t`` (``grader.remote._client._take_change`` applies it): its
+    data, whether that was replaced or changed in place, its .grad likewise, whether it requires
+    grad, and whether it gained autograd history."""
+    _, grad, _, pointer, had_history, _ = marks
+    return {"data": wire.encode(t.detach(), out),
+            "data_replaced": not t.is_meta and t.data_ptr() != pointer,
+            "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
+            "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
+            "history": t.grad_fn is not None and not had_history}
+
+
+def _parameters_requiring_grad(copies: list) -> list:
+    """The parameters requiring grad of the modules among ``copies``, each once, in the order the
+    trusted side lists them for the originals (``grader.remote._client``)."""
+    import torch
+
+    seen: dict[int, Any] = {}
+    for obj in copies:
+        if isinstance(obj, torch.nn.Module):
+            for p in obj.parameters():
+                if p.requires_grad:
+                    seen.setdefault(id(p), p)
+    return list(seen.values())
+
+
+def _module_tensors(module) -> list:
+    return [*module.parameters(), *module.buffers()]
+
+
+def _snapshot(obj: Any) -> Any:
+    """A module's tensors before a call: the call must leave the same ones (it may change them)."""
+    import torch
+
+    if not isinstance(obj, torch.nn.Module):
+        return None
+    tensors = _module_tensors(obj)
+    return tensors, [_marks(t) for t in tensors]
+
+
+def _state(obj: Any, snapshot: Any, out: list[bytes]) -> dict:
+    """What the trusted side needs to make its original of ``obj`` what the call made the copy
+    (``grader.remote._client._take_state``)."""
+    import torch
+
+    if isinstance(obj, torch.nn.Module):
+        tensors_before, marks = snapshot
+        tensors = _module_tensors(obj)
+        if len(tensors) != len(tensors_before) or any(a is not b for a, b in zip(tensors, tensors_before)):
+            raise RuntimeError("the call replaced parameters or submodules of a module it was given; "
+                               "graded in a separate process, a test cannot see that")
+        # Every tensor, changed or not: writes through ``.data`` and a kernel's own updates of
+        # running statistics leave no trace in a version counter.
+        changed = [[i, _change(t, mark, out)] for i, (t, mark) in enumerate(zip(tensors, marks))]
+        return {"kind": "module", "tensors": changed, "training": [m.training for m in obj.modules()]}
+    if isinstance(obj, torch.Generator):
+        return {"kind": "generator", "state": wire.encode(obj.get_state(), out)}
+    if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
+        return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out)}
+    return {"kind": "none"}
 
 
 def _describe(exc: BaseException, impl_root: Path | None) -> dict:

@@ -68,11 +68,15 @@ def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
 # ----------------------------------------------------------------------------- values
 
 
-class Opaque:
-    """An object that stays in the executor: the trusted side sees only its id and type name."""
-
-    def __init__(self, ident: int, type_name: str, is_callable: bool) -> None:
-        self.ident, self.type_name, self.is_callable = ident, type_name, is_callable
+# The iterable kinds a test may hand a function that takes "an iterable", rebuilt as that kind.
+_SEQUENCES = {
+    "tuple": tuple, "list": list, "iter": iter, "set": set, "frozenset": frozenset,
+    "dict_keys": lambda items: dict.fromkeys(items).keys(),
+    "dict_values": lambda items: dict(enumerate(items)).values(),
+    "dict_items": lambda items: dict(items).items(),
+}
+SEQUENCE_KINDS = {set: "set", frozenset: "frozenset", type({}.keys()): "dict_keys",
+                  type({}.values()): "dict_values", type({}.items()): "dict_items"}
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
@@ -136,6 +140,16 @@ def _torch_if_loaded():
     return sys.modules.get("torch")
 
 
+def encode_tensor(t, blobs: list[bytes], *, with_grad: bool = False) -> dict:
+    """A plain tensor's node; with ``with_grad``, its ``.grad`` travels in it (``"g"``)."""
+    import torch
+
+    node = _encode_tensor(torch, t, blobs)
+    if with_grad and t.grad is not None:
+        node["g"] = _encode_tensor(torch, t.grad, blobs)
+    return node
+
+
 def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
     if t.layout != torch.strided or t.is_quantized:
         raise WireError(f"a {t.layout} tensor cannot be sent to the other process")
@@ -170,9 +184,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
 
     kind = node["k"]
     try:
-        if kind in ("tuple", "list", "iter"):
-            items = [again(v) for v in _list(node["v"])]
-            return tuple(items) if kind == "tuple" else iter(items) if kind == "iter" else items
+        if kind in _SEQUENCES:
+            return _SEQUENCES[kind]([again(v) for v in _list(node["v"])])
         if kind == "dict":
             return {again(k): again(v) for k, v in (_pair(p) for p in _list(node["v"]))}
         if kind == "float":
@@ -204,7 +217,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             import torch
 
             return torch.Size([_dim(d) for d in _list(node["v"])])
-        if kind in ("handle", "ref", "arg") and handle is not None:
+        if kind in ("handle", "ref", "arg", "copy") and handle is not None:
             return handle(node)
     except WireError:
         raise
@@ -279,5 +292,9 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
             out = out.to(device)
     wants_grad = grads and node.get("grad") is True
     if node.get("parameter") is True:
-        return torch.nn.Parameter(out, requires_grad=wants_grad)
-    return out.requires_grad_() if wants_grad else out
+        out = torch.nn.Parameter(out, requires_grad=wants_grad)
+    elif wants_grad:
+        out.requires_grad_()
+    if grads and "g" in node:
+        out.grad = _decode_tensor(node["g"], blobs, False)
+    return out

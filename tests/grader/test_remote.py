@@ -94,6 +94,52 @@ MODULE = textwrap.dedent('''
     def takes_iterable(values):
         return [v * 2 for v in values]
 
+    def train(model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    def manual_sgd(model, lr):
+        for p in model.parameters():
+            p.data -= lr * p.grad
+
+    def output_sum(model, x):
+        return model(x).sum()
+
+    def to_eval(model):
+        model.eval()
+        return model
+
+    def replace_head(model):
+        model[0] = torch.nn.Linear(3, 2)
+
+    def scale_grads(params, factor):
+        params = list(params)
+        for p in params:
+            p.grad.mul_(factor)
+        return type(params[0].grad).__name__
+
+    def kind_of(values):
+        return type(values).__name__, sorted(float(v) for v in values)
+
+    def decaying(model):
+        return [p for p in model.parameters() if p.dim() > 1]
+
+    def replace_grad(p):
+        p.grad = p.grad * 2
+
+    def replace_data(p):
+        p.data = p.data * 2
+
+    def freeze(model):
+        for p in model.parameters():
+            p.requires_grad_(False)
+
+    def ema_with_history(avg, new):
+        avg.mul_(0.5).add_(new, alpha=0.5)
+
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
 ''')
@@ -101,7 +147,7 @@ MODULE = textwrap.dedent('''
 
 @pytest.fixture()
 def executor():
-    ex = Executor.start(close=[])
+    ex = Executor.start(close=[], threads=1)  # this process has run tensor ops
     yield ex
     ex.close()
 
@@ -269,6 +315,108 @@ def test_closing_ends_the_executor(executor):
     executor.close()
     with pytest.raises(ProcessLookupError):
         os.kill(executor.pid, 0)
+
+
+def _model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+
+
+def test_a_module_and_optimizer_passed_in_come_back_as_the_call_left_its_copies(module):
+    here, there = _model(), _model()
+    opt_here = torch.optim.SGD(here.parameters(), lr=0.1, momentum=0.9)
+    opt_there = torch.optim.SGD(there.parameters(), lr=0.1, momentum=0.9)
+    weight = there[0].weight
+    x, y = torch.randn(5, 3), torch.randn(5, 2)
+    for _ in range(3):
+        opt_here.zero_grad()
+        expected = ((here(x) - y) ** 2).mean()
+        expected.backward()
+        opt_here.step()
+        assert torch.allclose(module.train(there, opt_there, x, y), expected.detach())
+    assert there[0].weight is weight  # changed in place, not replaced
+    for (name, a), b in zip(here.state_dict().items(), there.state_dict().values()):
+        assert torch.allclose(a.float(), b.float(), atol=1e-6), name  # running statistics too
+    assert torch.allclose(there[0].weight.grad, here[0].weight.grad)
+    state_here, state_there = opt_here.state_dict()["state"], opt_there.state_dict()["state"]
+    assert all(torch.allclose(state_here[k]["momentum_buffer"], state_there[k]["momentum_buffer"], atol=1e-6)
+               for k in state_here)
+    weight_before, grad = there[0].weight.detach().clone(), there[0].weight.grad.clone()
+    module.manual_sgd(there, 0.5)  # a write through .data leaves no version behind
+    assert torch.allclose(there[0].weight, weight_before - 0.5 * grad)
+
+
+def test_gradients_reach_the_parameters_of_a_module_passed_in(module):
+    model = _model()
+    module.output_sum(model, torch.randn(4, 3)).backward()
+    assert model[0].weight.grad is not None and model[0].weight.grad.abs().sum() > 0
+
+
+def test_a_module_passed_in_and_returned_is_the_same_object_with_its_flags(module):
+    model = _model()
+    assert module.to_eval(model) is model
+    assert not model.training and not model[1].training
+
+
+def test_a_call_that_replaces_a_submodule_it_was_given_fails(module):
+    with pytest.raises(RuntimeError, match="replaced parameters or submodules"):
+        module.replace_head(_model())
+
+
+def test_what_pickle_refuses_cannot_be_passed(module):
+    with pytest.raises(TypeError, match="cannot be passed to the submission's process"):
+        module.same(lambda: 1)
+
+
+def test_the_grads_of_tensor_arguments_travel_and_come_back_changed(module):
+    p = torch.ones(3, requires_grad=True)
+    p.grad = torch.full((3,), 2.0)
+    grad = p.grad
+    module.scale_grads([p], 0.5)  # scaled in place there
+    assert torch.equal(p.grad, torch.ones(3)) and p.grad is not None
+    del grad
+
+
+@pytest.mark.parametrize("make, kind", [(set, "set"), (frozenset, "frozenset"),
+                                        (lambda v: dict(enumerate(v)).values(), "dict_values"),
+                                        (lambda v: dict.fromkeys(v).keys(), "dict_keys"),
+                                        (tuple, "tuple"), (list, "list"), (iter, "list_iterator")])
+def test_an_iterable_arrives_as_its_own_kind(module, make, kind):
+    assert module.kind_of(make([1.0, 2.0])) == (kind, [1.0, 2.0])
+
+
+def test_parameters_of_a_module_passed_in_come_back_as_the_originals(module):
+    model = _model()
+    assert [id(p) for p in module.decaying(model)] == [id(model[0].weight)]
+
+
+def test_a_grad_or_data_replaced_there_is_replaced_here_and_one_changed_in_place_is_not(module):
+    p = torch.ones(2, requires_grad=True)
+    p.grad = torch.ones(2)
+    grad, data_pointer = p.grad, p.data_ptr()
+    module.scale_grads([p], 3.0)
+    assert p.grad is grad and torch.equal(grad, torch.full((2,), 3.0))
+    module.replace_grad(p)
+    assert p.grad is not grad and torch.equal(p.grad, torch.full((2,), 6.0))
+    module.add_one_in_place(q := torch.zeros(2))
+    assert torch.equal(q, torch.ones(2))
+    module.replace_data(p)
+    assert p.data_ptr() != data_pointer and torch.equal(p.detach(), torch.full((2,), 2.0))
+
+
+def test_requires_grad_switched_off_there_is_off_here(module):
+    model = _model()
+    module.freeze(model)
+    assert not any(p.requires_grad for p in model.parameters())
+
+
+def test_autograd_history_gained_there_shows_here(module):
+    avg = torch.zeros(2)
+    module.ema_with_history(avg, torch.ones(2, requires_grad=True))
+    assert avg.grad_fn is not None and torch.equal(avg.detach(), torch.full((2,), 0.5))
+    with torch.no_grad():
+        module.ema_with_history(quiet := torch.zeros(2), torch.ones(2, requires_grad=True))
+    assert quiet.grad_fn is None
 
 
 # ----------------------------------------------------------------------------- the codec
