@@ -60,8 +60,8 @@ def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
         if not (isinstance(header, dict) and isinstance(sizes, list)
                 and all(isinstance(s, int) and 0 <= s <= MAX_FRAME for s in sizes)):
             raise WireError("a malformed frame header")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise WireError(f"a malformed frame header: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise WireError(f"a malformed frame header: {type(exc).__name__}") from None
     return header, [bytes(_read_exactly(sock, s)) for s in sizes]
 
 

@@ -451,6 +451,18 @@ def test_the_decoder_refuses_deep_nesting():
         wire.decode(node, [])
 
 
+def test_a_frame_nested_past_the_parser_is_refused():
+    import socket
+
+    ours, theirs = socket.socketpair()
+    wire.send(theirs, {"value": "[" * 5000 + "]" * 5000}, [])
+    head = b"[" * 5000 + b"]" * 5000  # deeper than the JSON parser recurses
+    theirs.sendall(wire._LENGTH.pack(len(head)) + head)
+    wire.receive(ours)  # a string value: fine
+    with pytest.raises(wire.WireError, match="malformed"):
+        wire.receive(ours)
+
+
 def test_an_executor_answering_out_of_protocol_fails_the_test():
     import socket
 
