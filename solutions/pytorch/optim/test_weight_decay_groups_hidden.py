@@ -70,6 +70,35 @@ KINDS: dict[str, tuple[Callable[[int], nn.Module], set[str]]] = {
 }
 
 
+# The tied and shared models live here, not inside their tests: graded in a separate process
+# (catalog: separate_process), a model crosses by pickle, which finds classes by module and name.
+class TinyLM(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(11, 4)
+        self.body = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 11, bias=False)
+        self.head.weight = self.emb.weight  # weight tying
+
+
+class HeadFirst(nn.Module):
+    """The output Linear registered before the Embedding that shares its weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 11, bias=False)
+        self.body = nn.Linear(4, 4)
+        self.emb = nn.Embedding(11, 4)
+        self.emb.weight = self.head.weight
+
+
+class SharedLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = self.a
+
+
 def build(kinds: list[str], frozen: list[bool], d: int = 3):
     """A model with one layer per kind (layer i frozen when frozen[i]) and, per parameter name,
     whether it is trainable and whether the contract decays it."""
@@ -148,26 +177,12 @@ def test_frozen_parameters_are_left_out(impl):
 
 @pytest.mark.points(2)
 def test_tied_weights_appear_once_and_are_not_decayed(impl):
-    class TinyLM(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.emb = nn.Embedding(11, 4)
-            self.body = nn.Linear(4, 4)
-            self.head = nn.Linear(4, 11, bias=False)
-            self.head.weight = self.emb.weight  # weight tying
-
     model = TinyLM()
     expected = {"emb.weight": (True, False), "body.weight": (True, True), "body.bias": (True, False)}
     check_classification(impl, model, expected, "a model whose output Linear shares the Embedding weight")
     torch.optim.AdamW(groups_of(impl, model), lr=1e-3)  # raises if a parameter is in two groups
 
-    class SharedLinear(nn.Module):  # the same Linear used twice: its weight is still decayed
-        def __init__(self) -> None:
-            super().__init__()
-            self.a = nn.Linear(3, 3)
-            self.b = self.a
-
-    shared = SharedLinear()
+    shared = SharedLinear()  # the same Linear used twice: its weight is still decayed
     check_classification(impl, shared, {"a.weight": (True, True), "a.bias": (True, False)},
                          "a model holding the same Linear twice")
 
@@ -247,14 +262,6 @@ def test_tied_weight_is_not_decayed_whichever_owner_comes_first(impl):
     """The output Linear is registered before the Embedding that shares its weight:
     model.named_parameters() names the shared weight after the Linear, but the Embedding still
     exempts it."""
-    class HeadFirst(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.head = nn.Linear(4, 11, bias=False)
-            self.body = nn.Linear(4, 4)
-            self.emb = nn.Embedding(11, 4)
-            self.emb.weight = self.head.weight
-
     model = HeadFirst()
     expected = {"head.weight": (True, False), "body.weight": (True, True), "body.bias": (True, False)}
     check_classification(impl, model, expected,
