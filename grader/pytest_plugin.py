@@ -97,7 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TEST_TIMEOUT] = test_timeout
     fd, key_fd = config.getoption("report_fd"), config.getoption("report_key_fd")
     warm(config.getoption("warm_import"))
-    config.stash[_EXECUTOR] = _start_executor(config, [fd, key_fd]) if fd is not None else None
+    config.stash[_EXECUTOR] = (_start_executor(config, [fd, key_fd], _exercises_of_args(config.args))
+                               if fd is not None else None)
     config.stash[_REPORT] = records.writer(fd, key_fd) if fd is not None else None
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     if config.getoption("grading") and not config.pluginmanager.has_plugin("faulthandler"):
@@ -105,10 +106,18 @@ def pytest_configure(config: pytest.Config) -> None:
         faulthandler.enable(sys.__stderr__)
 
 
-def _start_executor(config: pytest.Config, close: list[int | None]):
-    """The process that will import the submissions of ``separate_process`` exercises, forked
-    before this one reads its key (``grader.remote``); None when grading none, or outside grading."""
-    if not config.getoption("grading") or not any(ex.separate_process for ex in catalog.load_catalog().values()):
+def _exercises_of_args(args: list[str]) -> list[catalog.Exercise]:
+    """The exercises whose test files the command line names; every exercise when it names
+    anything else (a folder), whose tests could be any."""
+    found = [catalog.exercise_for_test_file(Path(arg)) for arg in args]
+    return list(catalog.load_catalog().values()) if not found or None in found else found
+
+
+def _start_executor(config: pytest.Config, close: list[int | None], exercises: list[catalog.Exercise]):
+    """The process that will import the submissions of ``separate_process`` exercises among
+    ``exercises``, forked before this one reads its key (``grader.remote``); None when grading
+    none of them, or outside grading."""
+    if not config.getoption("grading") or not any(ex.separate_process for ex in exercises):
         return None
     from grader.remote import Executor
 
@@ -241,7 +250,8 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
     _MAIN_PID = os.getpid()
     config = session.config
     config.stash[_IMPL_ROOT] = Path(impl_root).resolve()
-    config.stash[_EXECUTOR] = _start_executor(config, [report_fd, key_fd])
+    config.stash[_EXECUTOR] = _start_executor(config, [report_fd, key_fd],
+                                              [catalog.get_exercise(ex_id) for ex_id in exercises])
     config.stash[_REPORT] = records.writer(report_fd, key_fd)
     config.option.maxfail = 1 if exitfirst else 0
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})

@@ -5,7 +5,7 @@ the child has run no tensor op and read no key. ``Executor.load`` returns a ``Re
 the exercise's module: attribute reads, calls, iteration and ``len``/``bool``/``repr`` go to the
 executor, and what comes back is rebuilt from plain data by ``grader.remote._wire`` (tensors are
 always plain ``torch.Tensor``s with this process's own methods). A call whose tensor arguments
-require grad goes through ``_Bridge``, an autograd function whose backward asks the executor for
+require grad goes through ``_bridge()``, an autograd function whose backward asks the executor for
 the vector-Jacobian product of the call, so gradients, ``backward()`` and finite-difference
 checks work across the two processes. Tensor arguments the call changed in place (data or
 ``.grad``) are changed here too, and the RNG state and default dtype travel with each call.
@@ -14,6 +14,7 @@ checks work across the two processes. Tensor arguments the call changed in place
 from __future__ import annotations
 
 import builtins
+import contextlib
 import ctypes
 import os
 import pickle
@@ -22,10 +23,12 @@ import socket
 import sys
 import weakref
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._copies import module_tensors, parameters_requiring_grad
 
 PR_SET_DUMPABLE = 4
 
@@ -62,7 +65,7 @@ class Executor:
 
                 die_with_parent()
                 for fd in close:
-                    with _quiet():
+                    with contextlib.suppress(OSError, ValueError):
                         os.close(fd)
                 keep = sorted({0, 1, 2, theirs.fileno()})
                 for low, high in zip(keep, [*keep[1:], 65536]):
@@ -119,7 +122,7 @@ class Executor:
         raise ExecutorFailed(why)
 
     def _how_it_ended(self) -> str:
-        with _quiet():
+        with contextlib.suppress(OSError, ValueError):
             pid, status = os.waitpid(self.pid, 0)
             if pid and os.WIFSIGNALED(status):
                 return f"(killed by {signal.Signals(os.WTERMSIG(status)).name})"
@@ -128,21 +131,22 @@ class Executor:
         return ""
 
     def close(self) -> None:
-        with _quiet():
+        with contextlib.suppress(OSError, ValueError):
             self.sock.close()
-        with _quiet():
+        with contextlib.suppress(OSError, ValueError):
             os.kill(self.pid, signal.SIGKILL)
-        with _quiet():
+        with contextlib.suppress(OSError, ValueError):
             os.waitpid(self.pid, 0)
 
-    def decode(self, node: Any, blobs: list[bytes]) -> Any:
-        def handle(n: dict) -> Any:
-            if n["k"] != "handle" or type(n.get("id")) is not int:
-                raise wire.WireError(f"a {n['k']} node where a value was expected")
-            return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
+    def _remote(self, n: dict) -> RemoteObject:
+        """The ``RemoteObject`` a handle node names (any other node kind: ``WireError``)."""
+        if n["k"] != "handle" or type(n.get("id")) is not int:
+            raise wire.WireError(f"a {n['k']} node where a value was expected")
+        return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
 
+    def decode(self, node: Any, blobs: list[bytes]) -> Any:
         try:
-            return wire.decode(node, blobs, handle=handle)
+            return wire.decode(node, blobs, handle=self._remote)
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
@@ -152,8 +156,6 @@ class Executor:
         the executor numbers them. A value of no kind the wire carries (a module, an optimizer,
         a class or function of a test module) is appended to ``copies``, which the caller
         pickles for the executor; without ``copies`` it cannot be sent."""
-        import sys
-
         torch = sys.modules.get("torch")
 
         def first(v: Any) -> dict | None:
@@ -226,7 +228,7 @@ class Executor:
                 raise TypeError(f"a {kinds} cannot be passed to the submission's process (its tests "
                                 f"run in a process of their own): {exc}") from None
             # Pickle leaves out a tensor's .grad: the copies' modules get theirs as data.
-            grads = [[i, [None if t.grad is None else wire.encode(t.grad.detach(), blobs) for t in _module_tensors(c)]]
+            grads = [[i, [None if t.grad is None else wire.encode(t.grad.detach(), blobs) for t in module_tensors(c)]]
                      for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
                                 "grads": grads}
@@ -235,14 +237,14 @@ class Executor:
                                         self.encode(torch.get_autocast_dtype("cpu"), blobs)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
-        needs_grad = ([t for t in tensors if t.requires_grad] + _parameters_requiring_grad(copies)
+        needs_grad = ([t for t in tensors if t.requires_grad] + parameters_requiring_grad(copies)
                       if torch.is_grad_enabled() else [])
         if not needs_grad:
             result, reply = self._finish_call(header, blobs, tensors, copies=copies)
         else:
             header["grad_call"] = True
             holder: dict = {"copies": copies}
-            bridged = _Bridge.apply(self, header, blobs, tensors, holder, *needs_grad)
+            bridged = _bridge().apply(self, header, blobs, tensors, holder, *needs_grad)
             result, reply = holder["result"], holder["reply"]
             outputs = holder["outputs"]
             swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
@@ -264,10 +266,10 @@ class Executor:
 
         def handle(n: dict) -> Any:
             if n["k"] == "arg" and "m" in n:
-                j, i = wire._list(n["m"], 2)
+                j, i = wire.as_list(n["m"], 2)
                 if type(j) is not int or not 0 <= j < len(copies) or not isinstance(copies[j], torch.nn.Module):
                     raise wire.WireError("a reference to a module that was not sent")
-                own = _module_tensors(copies[j])
+                own = module_tensors(copies[j])
                 if type(i) is not int or not 0 <= i < len(own):
                     raise wire.WireError("a reference to a module tensor that was not sent")
                 return own[i]
@@ -279,9 +281,7 @@ class Executor:
                 if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
                     raise wire.WireError("a reference to an argument that was not sent")
                 return tensors[n["i"]]
-            if n["k"] != "handle" or type(n.get("id")) is not int:
-                raise wire.WireError(f"a {n['k']} node where a value was expected")
-            return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
+            return self._remote(n)
 
         try:
             result = wire.decode(node, out, handle=handle, tensors=outputs)
@@ -299,7 +299,7 @@ class Executor:
         out = reply["blobs"]
         try:
             for entry in reply.get("changed", []):
-                index, change = wire._list(entry, 2)
+                index, change = wire.as_list(entry, 2)
                 if type(index) is not int or not 0 <= index < len(tensors):
                     raise wire.WireError("a change to an argument that was not sent")
                 _take_change(tensors[index], change, out)
@@ -335,20 +335,6 @@ class Executor:
         self.to_free.append(ident)
 
 
-def _parameters_requiring_grad(copies: list) -> list:
-    """The parameters requiring grad of the modules among ``copies``, each once, in the order the
-    executor lists them for its copies (``grader.remote._executor._parameters_requiring_grad``)."""
-    import torch
-
-    seen: dict[int, Any] = {}
-    for obj in copies:
-        if isinstance(obj, torch.nn.Module):
-            for p in obj.parameters():
-                if p.requires_grad:
-                    seen.setdefault(id(p), p)
-    return list(seen.values())
-
-
 def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
     """Make ``obj``, which the executor was given a copy of, what its copy became there: a
     module's parameters, buffers, their ``.grad`` and every submodule's training flag; an
@@ -359,11 +345,11 @@ def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
         return
     kind = state["kind"]
     if kind == "module" and isinstance(obj, torch.nn.Module):
-        own = _module_tensors(obj)
+        own = module_tensors(obj)
         modules = list(obj.modules())
-        changes, training = wire._list(state["tensors"]), wire._list(state["training"], len(modules))
+        changes, training = wire.as_list(state["tensors"]), wire.as_list(state["training"], len(modules))
         for entry in changes:
-            index, change = wire._list(entry, 2)
+            index, change = wire.as_list(entry, 2)
             if type(index) is not int or not 0 <= index < len(own):
                 raise wire.WireError("a change to a module tensor that was not sent")
             _take_change(own[index], change, blobs)
@@ -408,11 +394,6 @@ def _take_change(target, change: Any, blobs: list[bytes]) -> None:
             target.grad.copy_(grad)
 
 
-def _module_tensors(module) -> list:
-    """A module's parameters then buffers, each once, in the order both processes list them."""
-    return [*module.parameters(), *module.buffers()]
-
-
 def _replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
     if id(value) in swap:
         return swap[id(value)]
@@ -427,15 +408,9 @@ def _is_iterator(value: Any) -> bool:
     return hasattr(value, "__next__") and hasattr(value, "__iter__")
 
 
-class _quiet:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], (OSError, ChildProcessError, ValueError))
-
-
-def _bridge_class():
+@cache
+def _bridge():
+    """The autograd function of a call in the executor, made on first use (it needs torch)."""
     import torch
     from torch.autograd.function import once_differentiable
 
@@ -469,17 +444,6 @@ def _bridge_class():
 
     return Bridge
 
-
-class _LazyBridge:
-    cls = None
-
-    def apply(self, *args):
-        if _LazyBridge.cls is None:
-            _LazyBridge.cls = _bridge_class()
-        return _LazyBridge.cls.apply(*args)
-
-
-_Bridge = _LazyBridge()
 
 _EXCEPTIONS: dict[tuple[str, str], type] = {}
 

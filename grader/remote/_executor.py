@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._copies import module_tensors, parameters_requiring_grad
 
 MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
 MAX_MESSAGE = 4000
@@ -120,7 +121,7 @@ class _Executor:
                     sys.path.append(entry)
             copies = pickle.loads(blobs[header["copies"]["blob"]])
             for index, grads in header["copies"]["grads"]:
-                for t, grad in zip(_module_tensors(copies[index]), grads, strict=True):
+                for t, grad in zip(module_tensors(copies[index]), grads, strict=True):
                     t.grad = None if grad is None else wire.decode(grad, blobs)
 
         def rebuilt(node: dict) -> Any:
@@ -151,8 +152,8 @@ class _Executor:
                 result = fn(*args, **kwargs)
         by_identity = {id(t): i for i, t in enumerate(sent)}
         copy_identity = {id(c): j for j, c in enumerate(copies)}
-        module_tensors = {id(t): (j, i) for j, c in enumerate(copies) if isinstance(c, torch.nn.Module)
-                          for i, t in enumerate(_module_tensors(c))}
+        places = {id(t): (j, i) for j, c in enumerate(copies) if isinstance(c, torch.nn.Module)
+                  for i, t in enumerate(module_tensors(c))}
         outputs: list = []
 
         def first(value: Any) -> dict | None:
@@ -160,8 +161,8 @@ class _Executor:
                 return {"k": "arg", "c": copy_identity[id(value)]}
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
                 return {"k": "arg", "i": by_identity[id(value)]}
-            if isinstance(value, torch.Tensor) and id(value) in module_tensors:
-                return {"k": "arg", "m": list(module_tensors[id(value)])}
+            if isinstance(value, torch.Tensor) and id(value) in places:
+                return {"k": "arg", "m": list(places[id(value)])}
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
             return None
@@ -179,7 +180,7 @@ class _Executor:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
             call = self._new_id()
-            self.calls[call] = ([t for t in sent if t.requires_grad] + _parameters_requiring_grad(copies),
+            self.calls[call] = ([t for t in sent if t.requires_grad] + parameters_requiring_grad(copies),
                                 outputs)
             reply["call"] = call
             reply["differentiable"] = [bool(t.requires_grad) for t in outputs]
@@ -248,31 +249,13 @@ def _change(t, marks: tuple, out: list[bytes]) -> dict:
             "history": t.grad_fn is not None and not had_history}
 
 
-def _parameters_requiring_grad(copies: list) -> list:
-    """The parameters requiring grad of the modules among ``copies``, each once, in the order the
-    trusted side lists them for the originals (``grader.remote._client``)."""
-    import torch
-
-    seen: dict[int, Any] = {}
-    for obj in copies:
-        if isinstance(obj, torch.nn.Module):
-            for p in obj.parameters():
-                if p.requires_grad:
-                    seen.setdefault(id(p), p)
-    return list(seen.values())
-
-
-def _module_tensors(module) -> list:
-    return [*module.parameters(), *module.buffers()]
-
-
 def _snapshot(obj: Any) -> Any:
     """A module's tensors before a call: the call must leave the same ones (it may change them)."""
     import torch
 
     if not isinstance(obj, torch.nn.Module):
         return None
-    tensors = _module_tensors(obj)
+    tensors = module_tensors(obj)
     return tensors, [_marks(t) for t in tensors]
 
 
@@ -283,7 +266,7 @@ def _state(obj: Any, snapshot: Any, out: list[bytes]) -> dict:
 
     if isinstance(obj, torch.nn.Module):
         tensors_before, marks = snapshot
-        tensors = _module_tensors(obj)
+        tensors = module_tensors(obj)
         if len(tensors) != len(tensors_before) or any(a is not b for a, b in zip(tensors, tensors_before)):
             raise RuntimeError("the call replaced parameters or submodules of a module it was given; "
                                "graded in a separate process, a test cannot see that")

@@ -185,21 +185,21 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     kind = node["k"]
     try:
         if kind in _SEQUENCES:
-            return _SEQUENCES[kind]([again(v) for v in _list(node["v"])])
+            return _SEQUENCES[kind]([again(v) for v in as_list(node["v"])])
         if kind == "dict":
-            return {again(k): again(v) for k, v in (_pair(p) for p in _list(node["v"]))}
+            return {again(k): again(v) for k, v in (_pair(p) for p in as_list(node["v"]))}
         if kind == "float":
             value = float(_str(node["v"]))
             if math.isfinite(value):
                 raise WireError("a non-finite float node holding a finite value")
             return value
         if kind == "complex":
-            re, im = (_float_text(v) for v in _list(node["v"], 2))
+            re, im = (_float_text(v) for v in as_list(node["v"], 2))
             return complex(re, im)
         if kind == "bytes":
             return _blob(blobs, node["blob"])
         if kind == "slice":
-            return slice(*(again(v) for v in _list(node["v"], 3)))
+            return slice(*(again(v) for v in as_list(node["v"], 3)))
         if kind == "ellipsis":
             return Ellipsis
         if kind == "tensor":
@@ -216,7 +216,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
         if kind == "size":
             import torch
 
-            return torch.Size([_dim(d) for d in _list(node["v"])])
+            return torch.Size([_dim(d) for d in as_list(node["v"])])
         if kind in ("handle", "ref", "arg", "copy") and handle is not None:
             return handle(node)
     except WireError:
@@ -226,14 +226,15 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     raise WireError(f"an unknown value kind {kind!r}")
 
 
-def _list(value: Any, length: int | None = None) -> list:
+def as_list(value: Any, length: int | None = None) -> list:
+    """``value`` if it is a list (of ``length`` items, when given); else ``WireError``."""
     if type(value) is not list or (length is not None and len(value) != length):
         raise WireError("a malformed list")
     return value
 
 
 def _pair(value: Any) -> tuple[Any, Any]:
-    k, v = _list(value, 2)
+    k, v = as_list(value, 2)
     return k, v
 
 
@@ -272,7 +273,7 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
     import torch
 
     dtype = _dtype(node["dtype"])
-    shape = [_dim(d) for d in _list(node["shape"])]
+    shape = [_dim(d) for d in as_list(node["shape"])]
     device = torch.device(_str(node["device"]))
     if device.type == "meta":
         out = torch.empty(shape, dtype=dtype, device="meta")

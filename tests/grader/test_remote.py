@@ -478,3 +478,31 @@ def test_an_executor_answering_out_of_protocol_fails_the_test():
     assert executor.broken
     with pytest.raises(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------- in a grading run
+
+_COUNTS_CHILDREN = '''
+import os
+
+# The grading process's own children when this module is imported (in it: not graded apart).
+_children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+
+
+def pairwise_sq_dists(a, b):
+    raise RuntimeError(f"{len(_children)} child process(es)")
+'''
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_a_run_grading_no_separate_exercise_forks_no_executor(tmp_path, fork):
+    from grader import catalog
+    from grader.engine.scoring import score_submission
+    from tests.helpers import make_submission
+
+    ex = catalog.get_exercise("pytorch.tensors.broadcasting")
+    assert not ex.separate_process
+    root = make_submission(tmp_path / "sub", {ex: _COUNTS_CHILDREN})
+    result = score_submission(root, [ex.id], fork=fork, select={ex.id: ["test_pairwise_rejects_feature_mismatch"]})
+    messages = {t.message for t in result.exercises[0].tests}
+    assert messages and all("RuntimeError: 0 child process(es)" in m for m in messages), messages
