@@ -154,8 +154,8 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
     if not _records.of(records, Event.COLLECTED):
         problems.append("no tests were collected: the kit's test files could not be loaded")
     missing_reason = problems[0] if problems else "the test never reported a result"
-    hidden = [ex.hidden_tests for ex in exercises]
-    public = [ex.public_tests for ex in exercises]
+    redact_message = redact.redactor([ex.hidden_tests for ex in exercises],
+                                     [ex.public_tests for ex in exercises])
     for rec in _records.of(records, Event.COLLECTED):
         ex = by_id.get(rec["exercise"])
         if ex is None:
@@ -170,8 +170,7 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
         else:
             status = res["status"]
             score = points if status == TestStatus.PASSED else 0.0
-            message = redact.redact(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""),
-                                    hidden, public)
+            message = redact_message(res["message"] or ("skipped" if status == TestStatus.SKIPPED else ""))
             test = TestResult(name, status, score, points, rec["visibility"], message,
                               res.get("checked_in_executor") is True)
         ex.tests.append(test)
