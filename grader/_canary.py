@@ -12,7 +12,10 @@ from __future__ import annotations
 import builtins
 import importlib
 import sys
+from collections.abc import Collection
 from typing import Any
+
+FRAMEWORKS = ("pytorch", "tensorflow")  # whose check libraries' behaviour ``check`` can prove
 
 _WATCHED: dict[str, tuple[str, ...]] = {
     "builtins": ("isinstance", "AssertionError", "__import__", "abs", "all", "any", "float", "len",
@@ -110,10 +113,10 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
     _plugins.update(id(p) for p in pluginmanager.get_plugins())
 
 
-def _behaviour() -> list[str]:
+def _behaviour(frameworks: Collection[str]) -> list[str]:
     problems = []
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and "pytorch" in frameworks:
         a, b = torch.zeros(3), torch.ones(3)
         if torch.allclose(a, b) or torch.equal(a, b) or bool((a == b).all()):
             problems.append("torch comparisons report different tensors as equal")
@@ -133,7 +136,7 @@ def _behaviour() -> list[str]:
         wrong = _wrong_gradient_function(torch)
         if torch.autograd.gradcheck(wrong.apply, (x,), raise_exception=False):
             problems.append("torch.autograd.gradcheck accepts a wrong gradient")
-    if "grader.tfchecks" in sys.modules:
+    if "grader.tfchecks" in sys.modules and "tensorflow" in frameworks:
         problems.extend(_tf_behaviour())
     return problems
 
@@ -174,19 +177,25 @@ def _wrong_gradient_function(torch):
     return Wrong
 
 
-def check(pluginmanager: Any, *, behaviour: bool = True, module: Any = None) -> list[str]:
+def check(pluginmanager: Any, *, behaviour: Collection[str] = FRAMEWORKS, module: Any = None) -> list[str]:
     """What was tampered with since ``snapshot()``: an empty list when nothing was (or no
     snapshot was taken, i.e. no submitted code has run).
 
     The identity checks are cheap and meant for after every test; ``behaviour`` adds the
-    behavioural canaries (tens of milliseconds), meant for the end of each exercise's tests.
-    ``module``: compare the globals of that test module only (after one of its tests), not of all.
+    behavioural canaries of the check libraries of those frameworks (``FRAMEWORKS``; tens of
+    milliseconds), meant for the end of each exercise's tests, whose checks they prove (a library
+    tampered with while another framework's exercise ran is caught after the next exercise that
+    uses it). ``module``: compare the globals of that test module only (after one of its tests),
+    not of all.
     """
     if not _snapshot:
         return []
     problems = []
+    owners: dict[str, Any] = {}  # after every test: each owner resolved once, not once per name
     for (owner_path, name), value in _snapshot.items():
-        owner = builtins if owner_path == "builtins" else _resolve(owner_path)
+        if owner_path not in owners:
+            owners[owner_path] = builtins if owner_path == "builtins" else _resolve(owner_path)
+        owner = owners[owner_path]
         now = _lookup(owner, name) if owner is not None else None
         if now is not value:
             problems.append(f"{owner_path}.{name} was replaced")
@@ -205,7 +214,7 @@ def check(pluginmanager: Any, *, behaviour: bool = True, module: Any = None) -> 
     if not behaviour:
         return problems
     try:
-        problems.extend(_behaviour())
+        problems.extend(_behaviour(behaviour))
     except Exception as exc:  # noqa: BLE001 - a broken check is itself tampering
         problems.append(f"a canary check raised {type(exc).__name__}: {exc}")
     return problems

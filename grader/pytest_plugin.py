@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import functools
 import importlib
 import os
 import sys
@@ -169,7 +170,17 @@ def points_of(item: pytest.Item) -> float:
 
 
 def _visibility(ex: catalog.Exercise, item: pytest.Item) -> Visibility:
-    return Visibility.HIDDEN if Path(str(item.path)).resolve() == ex.hidden_tests else Visibility.VISIBLE
+    return Visibility.HIDDEN if _resolved(str(item.path)) == ex.hidden_tests else Visibility.VISIBLE
+
+
+@functools.cache  # after every test: resolving the path each time cost 0.1 ms of each
+def _resolved(path: str) -> Path:
+    return Path(path).resolve()
+
+
+def _check_libraries(ex: catalog.Exercise) -> tuple[str, ...]:
+    """The frameworks whose check libraries ``ex``'s tests use (``grader._canary.FRAMEWORKS``)."""
+    return _canary.FRAMEWORKS if ex.framework == "crossframework" else (ex.framework,)
 
 
 def pytest_collect_file(file_path: Path) -> None:
@@ -218,6 +229,26 @@ def _emit_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
                            "unavailable": unavailable})
 
 
+def _without_absent_modules(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` but the tests of exercises whose module the submission lacks, which are
+    reported as not started without running, in a grading child (one with a report channel; a
+    fork server narrows its session in each child): a whole-catalog grading of a submission that
+    attempts a few exercises would otherwise run thousands of tests only to see each fail at its
+    first line."""
+    if config.stash.get(_REPORT, None) is None:
+        return items
+    root = config.stash[_IMPL_ROOT]
+    absent = {ex.id: ex for item in items if (ex := exercise_of(item)) is not None
+              and not (root / ex.relpath).is_file()}
+    for item in items:
+        if (ex := exercise_of(item)) is not None and ex.id in absent:
+            _emit(config, {"event": records.Event.RESULT, "nodeid": item.nodeid, "exercise": ex.id,
+                           "status": TestStatus.ERROR, "not_started": True, "duration": 0.0,
+                           "message": feedback.not_started(f"no file {ex.relpath} in the submission"),
+                           "checked_in_executor": False})
+    return [item for item in items if (ex := exercise_of(item)) is None or ex.id not in absent]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda = None
     for item in items:
@@ -234,8 +265,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     kept, left_out = _chosen(items, _selected_tests(config))
     if left_out:  # by --select-test
         config.hook.pytest_deselected(items=left_out)
-        items[:] = kept
     _emit_collected(config, kept)
+    items[:] = _without_absent_modules(config, kept)
 
 
 def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
@@ -261,9 +292,9 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
                              {ex_id: set(names) for ex_id, names in select.items()})
     if left_out:
         config.hook.pytest_deselected(items=left_out)
-    session.items[:] = kept
-    session.testscollected = len(kept)
     _emit_collected(config, kept)
+    session.items[:] = _without_absent_modules(config, kept)
+    session.testscollected = len(session.items)
     collector = config.pluginmanager.get_plugin("drills-collector")
     if collector is not None:
         collector.pytest_collection_finish(session)
@@ -336,7 +367,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
                                         f"{ex.relpath} still raises NotImplementedError")
         item.user_properties.append(("not_started", True))
     else:
-        public = Path(str(item.path)).resolve() if _visibility(ex, item) == Visibility.VISIBLE else None
+        public = _resolved(str(item.path)) if _visibility(ex, item) == Visibility.VISIBLE else None
         longrepr = feedback.learner_message(call.excinfo.value, call.excinfo.tb, item.config.stash[_IMPL_ROOT],
                                             public, plain=(pytest.fail.Exception,))
     sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
@@ -443,7 +474,7 @@ class _ReportCollector:
         last = self._last_of_exercise(item)
         # After each test, the globals of its own module (a test runs with those alone); after an
         # exercise's last test, every test module's and the behavioural canaries.
-        tampered = (_canary.check(self.config.pluginmanager, behaviour=last,
+        tampered = (_canary.check(self.config.pluginmanager, behaviour=_check_libraries(ex) if last else (),
                                   module=None if last else getattr(item, "module", None))
                     if self.config.getoption("grading") else [])
         if tampered and status != TestStatus.SKIPPED:

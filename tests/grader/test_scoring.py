@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from grader import catalog
+from grader import _records, catalog
+from grader._records import Event
 from grader.cli import main
 from grader.engine.redact import DUMP_REMOVED
-from grader.engine.sandbox import Limits
+from grader.engine.sandbox import Limits, run_tests
 from grader.engine.scoring import SubmissionError, score_submission
 from tests.helpers import make_submission, run_python
 
@@ -30,12 +31,22 @@ def test_reference_gets_full_marks_and_cuda_is_left_out(tmp_path):
     assert {t.visibility for t in result.tests} == {"visible", "hidden"}
 
 
-def test_missing_module_scores_zero_with_a_reason(tmp_path):
-    (tmp_path / "empty").mkdir()
-    result = score_submission(tmp_path / "empty", [EX.id]).exercises[0]
-    assert result.score == 0 and result.max_score > 0
-    assert all("no file pytorch/tensors/broadcasting.py" in t.message
-               for t in result.tests if t.status != "not_run")
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_a_missing_module_scores_zero_with_a_reason_and_its_tests_do_not_run(tmp_path, fork):
+    # A whole-catalog grading of a submission that attempts one exercise: the others' tests are
+    # reported, each not started, without running; the one attempted is graded as ever.
+    other = catalog.get_exercise("pytorch.tensors.creation_ops")
+    root = make_submission(tmp_path / "sub", {EX: REFERENCE})
+    run = run_tests(root.resolve(), [EX, other], Limits(), fork=fork)
+    started = {r["nodeid"] for r in _records.of(run.records, Event.STARTED)}
+    assert started and not any("creation_ops" in nodeid for nodeid in started)
+    report = score_submission(root, [EX.id, other.id], fork=fork)
+    attempted, missing = report.exercises
+    assert attempted.score == attempted.max_score > 0
+    assert missing.score == 0 and missing.max_score > 0
+    counted = [t for t in missing.tests if t.status != "not_run"]
+    assert counted and all(t.status == "error" and t.message == "not started: no file "
+                           "pytorch/tensors/creation_ops.py in the submission" for t in counted)
 
 
 def test_import_crash_scores_zero_and_names_the_error(tmp_path):

@@ -170,6 +170,12 @@ def test_canary_catches_a_patched_tensorflow_check(monkeypatch):
     problems = _canary.check(pm)
     assert "grader.tfchecks._compare.assert_close was replaced" in problems
     assert "grader.tfchecks.assert_close accepts different tensors" in problems
+    # The behavioural canaries run for the check libraries of the exercise just graded: after a
+    # PyTorch exercise's tests, the identity check still sees the patch.
+    problems = _canary.check(pm, behaviour=("pytorch",))
+    assert "grader.tfchecks._compare.assert_close was replaced" in problems
+    assert "grader.tfchecks.assert_close accepts different tensors" not in problems
+    assert "grader.tfchecks.assert_close accepts different tensors" in _canary.check(pm, behaviour=("tensorflow",))
 
 
 def test_read_summaries_reads_tf_summary_tensor_events(tmp_path):
