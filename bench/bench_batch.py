@@ -5,7 +5,10 @@ once per mode and reports, per submission, the wall time of its grading run, the
 the tests themselves (pytest's setup/call/teardown durations), and the difference: the overhead
 (staging, starting or forking the child, imports, collection, reporting).
 
-    .venv/bin/python bench/bench_batch.py [--copies 20] [--jobs 1] [--exercise ID ...]
+    .venv/bin/python bench/bench_batch.py [--copies 20] [--jobs 1] [--exercise ID ...] [--references]
+
+``--references``: the copies answer every graded exercise with its reference solution, so every
+test runs (the example answers 7 exercises and leaves the other modules out).
 
 Results go to stdout as a table and, with ``--json FILE``, as JSON. Timings on a busy machine are
 noisy: run it on an idle one.
@@ -28,12 +31,22 @@ from grader.workflows.batch import run_batch
 EXAMPLE = catalog.KIT_ROOT / "examples" / "submission"
 
 
-def bench(mode: str, copies: int, jobs: int, exercise_ids: list[str] | None) -> dict:
-    """Grade ``copies`` copies of the example in one batch; return the timings of ``mode``."""
+def _copy_references(exercise_ids: list[str] | None, to: Path) -> None:
+    for ex in catalog.select(exercise_ids):
+        (to / ex.relpath).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ex.reference, to / ex.relpath)
+
+
+def bench(mode: str, copies: int, jobs: int, exercise_ids: list[str] | None, references: bool = False) -> dict:
+    """Grade ``copies`` copies of the example (or of the references) in one batch; return the
+    timings of ``mode``."""
     with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
         folder, out = Path(tmp) / "submissions", Path(tmp) / "out"
         for i in range(copies):
-            shutil.copytree(EXAMPLE, folder / f"student{i:04d}")
+            if references:
+                _copy_references(exercise_ids, folder / f"student{i:04d}")
+            else:
+                shutil.copytree(EXAMPLE, folder / f"student{i:04d}")
         started = time.monotonic()
         run_batch(folder, out, exercise_ids=exercise_ids, jobs=jobs, fork=(mode == "forkserver"),
                   log=lambda m: None)
@@ -42,7 +55,8 @@ def bench(mode: str, copies: int, jobs: int, exercise_ids: list[str] | None) -> 
     durations = [r["duration_s"] for r in results]
     overheads = [r["duration_s"] - r["test_time_s"] for r in results]
     scores = {f"{r['score']:g}/{r['max_score']:g}" for r in results}
-    return {"mode": mode, "copies": copies, "jobs": jobs, "batch_wall_s": round(wall, 2),
+    return {"mode": mode, "submission": "references" if references else "example", "copies": copies,
+            "jobs": jobs, "batch_wall_s": round(wall, 2),
             "per_submission_s": round(statistics.mean(durations), 3),
             "overhead_mean_s": round(statistics.mean(overheads), 3),
             "overhead_median_s": round(statistics.median(overheads), 3),
@@ -61,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade only these exercises (default: all)")
     parser.add_argument("--modes", nargs="+", default=["forkserver", "fresh"],
                         choices=["forkserver", "fresh"])
+    parser.add_argument("--references", action="store_true",
+                        help="grade copies of the reference solutions (every test runs), not of the example")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     args = parser.parse_args(argv)
-    rows = [bench(mode, args.copies, args.jobs, args.exercise) for mode in args.modes]
+    rows = [bench(mode, args.copies, args.jobs, args.exercise, args.references) for mode in args.modes]
     print(f"{'mode':<11} {'copies':>6} {'jobs':>4} {'batch s':>8} {'per sub s':>9} "
           f"{'overhead mean':>13} {'median':>7} {'first':>6} {'first 10':>8} {'last 10':>7}  scores")
     for r in rows:
