@@ -41,7 +41,7 @@ _IMPL_ROOT = pytest.StashKey[Path]()
 _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
-_EXECUTOR = pytest.StashKey["object"]()  # grader.remote.Executor of a grading session, or None
+_EXECUTOR = pytest.StashKey["object"]()  # grader.remote.Executors of a grading session, or None
 _MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
 
 
@@ -120,9 +120,9 @@ def _start_executor(config: pytest.Config, close: list[int | None], exercises: l
     none of them, or outside grading."""
     if not config.getoption("grading") or not any(ex.separate_process for ex in exercises):
         return None
-    from grader.remote import Executor
+    from grader.remote import Executors
 
-    return Executor.start(close=[fd for fd in close if fd is not None])
+    return Executors.start(close=[fd for fd in close if fd is not None])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -391,6 +391,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     the same verdict and the same numbers in its messages."""
     if item.config.getoption("grading") and exercise_of(item) is not None:
         _seed_everything(zlib.crc32(item.nodeid.encode()))
+        executors = item.config.stash.get(_EXECUTOR, None)
+        if executors is not None:
+            executors.revive()  # after a test that overran: the tests after it get a fresh process
 
 
 def _seed_everything(seed: int) -> None:

@@ -1,14 +1,16 @@
-"""The trusted side: start the executor, and stand-ins for what lives in it.
+"""The trusted side: start the executors, and stand-ins for what lives in them.
 
-``Executor.start`` forks the executor (``grader.remote._executor``) from the grading child while
-the child has run no tensor op and read no key. ``Executor.load`` returns a ``RemoteObject`` for
-the exercise's module: attribute reads, calls, iteration and ``len``/``bool``/``repr`` go to the
-executor, and what comes back is rebuilt from plain data by ``grader.remote._wire`` (tensors are
-always plain ``torch.Tensor``s with this process's own methods). A call whose tensor arguments
-require grad goes through ``_bridge()``, an autograd function whose backward asks the executor for
-the vector-Jacobian product of the call, so gradients, ``backward()`` and finite-difference
-checks work across the two processes. Tensor arguments the call changed in place (data or
-``.grad``) are changed here too, and the RNG state and default dtype travel with each call.
+``Zygote.start`` forks the zygote from the grading child while the child has run no tensor op and
+read no key; it forks each executor (``grader.remote._executor``) on request: ``Executors`` gives
+each exercise its own, and ``Executor.revive`` a fresh one after a test overran.
+``Executor.load`` returns a ``RemoteObject`` for the exercise's module: attribute reads, calls,
+iteration and ``len``/``bool``/``repr`` go to the executor, and what comes back is rebuilt from
+plain data by ``grader.remote._wire`` (tensors are always plain ``torch.Tensor``s with this
+process's own methods). A call whose tensor arguments require grad goes through ``_bridge()``, an
+autograd function whose backward asks the executor for the vector-Jacobian product of the call, so
+gradients, ``backward()`` and finite-difference checks work across the two processes. Tensor
+arguments the call changed in place (data or ``.grad``) are changed here too, and the RNG state and
+default dtype travel with each call.
 """
 
 from __future__ import annotations
@@ -37,25 +39,23 @@ class ExecutorFailed(AssertionError):
     """The submission's process ended, or answered out of protocol: the test fails."""
 
 
-class Executor:
-    """The connection to one executor process."""
+class Zygote:
+    """A process forked from the grading child before the child reads its key or runs a tensor
+    op, which forks executors on request: each exercise graded apart gets its own, and a fresh
+    one after its process was stopped, so no executor is forked from a process that has run
+    threads or tensor ops, and a test that hangs costs no other exercise its points."""
 
     def __init__(self, pid: int, sock: socket.socket) -> None:
         self.pid, self.sock = pid, sock
-        self.seq = 0
-        self.to_free: list[int] = []
-        self.broken: str | None = None
-        self.rng_known: bytes | None = None  # the executor's RNG state after the last call
-        self.evidence_taken = 0  # checks whose evidence the executor gave (op counts), so far
 
     @classmethod
-    def start(cls, close: list[int], threads: int | None = None) -> Executor:
-        """Fork the executor. In the executor, every descriptor but the standard three and its
-        socket is closed (``close`` names those the caller knows of: the report and key pipes);
-        here, this process becomes undumpable, so the executor (same user) cannot trace it or
-        read its memory. ``threads``: the executor's torch intra-op threads; give 1 when this
-        process has run tensor ops already (a fork of a process whose OpenMP pool ran can hang
-        in its first parallel op), None to keep this process's setting."""
+    def start(cls, close: list[int], threads: int | None = None) -> Zygote:
+        """Fork the zygote. In it, every descriptor but the standard three and its socket is
+        closed (``close`` names those the caller knows of: the report and key pipes); here,
+        this process becomes undumpable, so no executor (same user) can trace it or read its
+        memory. ``threads``: the executors' torch intra-op threads; give 1 when this process
+        has run tensor ops already (a fork of a process whose OpenMP pool ran can hang in its
+        first parallel op), None to keep this process's setting."""
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
@@ -70,18 +70,141 @@ class Executor:
                 keep = sorted({0, 1, 2, theirs.fileno()})
                 for low, high in zip(keep, [*keep[1:], 65536]):
                     os.closerange(low + 1, high)
-                from grader.remote._executor import serve
-
-                if threads is not None:
-                    import torch
-
-                    torch.set_num_threads(threads)
-                serve(theirs)
+                _serve_as_zygote(theirs, threads)
             finally:
                 os._exit(1)
         theirs.close()
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         return cls(pid, ours)
+
+    def spawn(self, first_ident: int) -> tuple[int, socket.socket]:
+        """A fresh executor: its pid and the socket to it. Its objects are numbered from
+        ``first_ident``. Raises ``ExecutorFailed`` when the zygote is gone."""
+        try:
+            self.sock.sendall(f"spawn {first_ident}\n".encode())
+            message, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+            if len(fds) != 1 or not message.strip().isdigit():
+                raise OSError("no executor came back")
+        except OSError as exc:
+            raise ExecutorFailed(f"no process could be started for the submission ({exc})") from None
+        return int(message), socket.socket(fileno=fds[0])
+
+    def reap(self, pid: int) -> int | None:
+        """Wait for the executor ``pid`` to end (kill it first) and return its wait status."""
+        with contextlib.suppress(OSError, ValueError):
+            self.sock.sendall(f"status {pid}\n".encode())
+            answer = self.sock.recv(64).strip()
+            if answer.lstrip(b"-").isdigit() and int(answer) >= 0:
+                return int(answer)
+        return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.sock.close()
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError, ValueError):
+            os.waitpid(self.pid, 0)
+
+
+def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
+    """The zygote's loop: fork an executor, or reap one, per request; ends when the grading
+    child closes its end."""
+    from grader.remote._executor import serve
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
+        signal.signal(sig, signal.SIG_DFL)
+    stream = sock.makefile("rb")
+    for line in stream:
+        verb, _, argument = line.decode("ascii", "replace").strip().partition(" ")
+        if verb == "spawn" and argument.isdigit():
+            ours, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    stream.close()
+                    sock.close()
+                    ours.close()
+                    from grader._lifetime import die_with_parent
+
+                    die_with_parent()
+                    if threads is not None:
+                        import torch
+
+                        torch.set_num_threads(threads)
+                    serve(theirs, first_ident=int(argument))
+                finally:
+                    os._exit(1)
+            theirs.close()
+            socket.send_fds(sock, [str(pid).encode()], [ours.fileno()])
+            ours.close()
+        elif verb == "status" and argument.isdigit():
+            try:
+                _, status = os.waitpid(int(argument), 0)
+            except ChildProcessError:
+                status = -1
+            sock.sendall(f"{status}\n".encode())
+    os._exit(0)
+
+
+class Executor:
+    """The connection to the executor of one exercise (or of a test of the remote machinery).
+    When its process is stopped (a test ran past its time limit) or ends, the test that was
+    using it fails; ``revive`` then forks a fresh one from the zygote, with the modules loaded
+    before loaded again, for the tests after it."""
+
+    GENERATION = 1 << 32  # each process numbers its objects from its own multiple of this
+
+    def __init__(self, zygote: Zygote, owns_zygote: bool = False) -> None:
+        self.zygote, self.owns_zygote = zygote, owns_zygote
+        self.generation = 0
+        self.modules: dict[int, tuple[str, str]] = {}  # a loaded module's first ident -> (exercise, root)
+        self.moved: dict[int, int] = {}  # a loaded module's first ident -> its ident in this process
+        self.evidence_taken = 0  # checks whose evidence the executor gave (op counts), so far
+        self._spawn()
+
+    def _spawn(self) -> None:
+        self.generation += 1
+        self.base = self.generation * self.GENERATION
+        self.seq = 0
+        self.to_free: list[int] = []
+        self.broken: str | None = None
+        self.rng_known: bytes | None = None  # the executor's RNG state after the last call
+        self.pid, self.sock = self.zygote.spawn(self.base)
+
+    @classmethod
+    def start(cls, close: list[int], threads: int | None = None) -> Executor:
+        """An executor from a zygote of its own (``Zygote.start``'s arguments); closing the
+        executor closes the zygote."""
+        return cls(Zygote.start(close, threads), owns_zygote=True)
+
+    def revive(self) -> None:
+        """After this executor's process was stopped or ended: a fresh process, with every
+        module loaded before loaded again (the objects made in the old one are gone: a test
+        that still holds one fails). Nothing when it is working."""
+        if not self.broken:
+            return
+        self.close(zygote=False)
+        try:
+            self._spawn()
+            for first, (exercise, root) in self.modules.items():
+                node, _, _ = self.request({"op": "load", "exercise": exercise, "root": root}, [])
+                try:
+                    self.moved[first] = self._handle_id(node if isinstance(node, dict) else {"k": "?"})
+                except wire.WireError as exc:
+                    self._fail(f"the submission's process answered out of protocol ({exc})")
+        except ExecutorFailed:
+            pass  # self.broken says why, and the tests that use it fail with that
+
+    def live(self, ident: int) -> int:
+        """The ident to send for the object the trusted side knows as ``ident``. Raises
+        ``ExecutorFailed`` for an object of a process stopped since."""
+        ident = self.moved.get(ident, ident)
+        if ident < self.base:
+            raise ExecutorFailed("this object lived in the submission's process that was stopped "
+                                 "(a test ran past its time limit, or the process ended); the "
+                                 "tests after that run in a fresh one")
+        return ident
 
     # ------------------------------------------------------------------ protocol
 
@@ -106,7 +229,7 @@ class Executor:
             # Interrupted mid-request (a time limit): the executor may still be busy with it,
             # and a late answer would be taken for the next request's. It is stopped.
             self.broken = "the submission's process was stopped after a test ran past its time limit"
-            self.close()
+            self.close(zygote=False)
             raise
         if reply.get("seq") != self.seq:
             self._fail("the submission's process answered out of turn")
@@ -118,31 +241,41 @@ class Executor:
 
     def _fail(self, why: str) -> None:
         self.broken = why
-        self.close()
+        self.close(zygote=False)
         raise ExecutorFailed(why)
 
     def _how_it_ended(self) -> str:
-        with contextlib.suppress(OSError, ValueError):
-            pid, status = os.waitpid(self.pid, 0)
-            if pid and os.WIFSIGNALED(status):
-                return f"(killed by {signal.Signals(os.WTERMSIG(status)).name})"
-            if pid and os.WIFEXITED(status):
-                return f"(it exited with status {os.WEXITSTATUS(status)})"
+        status = self.zygote.reap(self.pid)
+        self.pid = None
+        if status is not None and os.WIFSIGNALED(status):
+            return f"(killed by {signal.Signals(os.WTERMSIG(status)).name})"
+        if status is not None and os.WIFEXITED(status):
+            return f"(it exited with status {os.WEXITSTATUS(status)})"
         return ""
 
-    def close(self) -> None:
+    def close(self, zygote: bool = True) -> None:
+        """Stop the executor's process (and the zygote, when this executor started it and
+        ``zygote``)."""
         with contextlib.suppress(OSError, ValueError):
             self.sock.close()
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError, ValueError):
-            os.waitpid(self.pid, 0)
+        if self.pid is not None:
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.zygote.reap(self.pid)
+            self.pid = None
+        if zygote and self.owns_zygote:
+            self.zygote.close()
 
     def _remote(self, n: dict) -> RemoteObject:
         """The ``RemoteObject`` a handle node names (any other node kind: ``WireError``)."""
+        return RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
+
+    def _handle_id(self, n: dict) -> int:
         if n["k"] != "handle" or type(n.get("id")) is not int:
             raise wire.WireError(f"a {n['k']} node where a value was expected")
-        return RemoteObject._new(self, n["id"], str(n.get("type"))[:200], n.get("callable") is True)
+        if not self.base <= n["id"] < self.base + self.GENERATION:
+            raise wire.WireError("a handle of an object it cannot have")
+        return n["id"]
 
     def decode(self, node: Any, blobs: list[bytes]) -> Any:
         try:
@@ -162,7 +295,7 @@ class Executor:
             if isinstance(v, RemoteObject):
                 if object.__getattribute__(v, "_executor") is not self:
                     raise TypeError("an object of another grading process cannot be passed on")
-                return {"k": "ref", "id": object.__getattribute__(v, "_ident")}
+                return {"k": "ref", "id": self.live(object.__getattribute__(v, "_ident"))}
             if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
                 tensors.append(v)
                 if type(v) in (torch.Tensor, torch.nn.Parameter):
@@ -190,22 +323,25 @@ class Executor:
 
     def load(self, exercise_id: str, root: Path) -> RemoteObject:
         node, _, out = self.request({"op": "load", "exercise": exercise_id, "root": str(root)}, [])
-        return self.decode(node, out)
+        module = self.decode(node, out)
+        self.modules[object.__getattribute__(module, "_ident")] = (exercise_id, str(root))
+        return module
 
     def getattr(self, ident: int, name: str) -> Any:
-        node, _, out = self.request({"op": "getattr", "id": ident, "name": name}, [])
+        node, _, out = self.request({"op": "getattr", "id": self.live(ident), "name": name}, [])
         return self.decode(node, out)
 
     def setattr(self, ident: int, name: str, value: Any) -> None:
         blobs: list[bytes] = []
-        self.request({"op": "setattr", "id": ident, "name": name, "value": self.encode(value, blobs)}, blobs)
+        self.request({"op": "setattr", "id": self.live(ident), "name": name,
+                      "value": self.encode(value, blobs)}, blobs)
 
     def describe(self, ident: int, what: str) -> Any:
-        node, _, out = self.request({"op": "describe", "id": ident, "what": what}, [])
+        node, _, out = self.request({"op": "describe", "id": self.live(ident), "what": what}, [])
         return self.decode(node, out)
 
     def items(self, ident: int) -> list:
-        node, _, out = self.request({"op": "items", "id": ident}, [])
+        node, _, out = self.request({"op": "items", "id": self.live(ident)}, [])
         return self.decode(node, out)
 
     def call(self, ident: int, args: tuple, kwargs: dict, count_ops: bool = False) -> Any:
@@ -216,7 +352,7 @@ class Executor:
         blobs: list[bytes] = []
         tensors: list = []
         copies: list = []
-        header = {"op": "call", "id": ident, "count_ops": count_ops,
+        header = {"op": "call", "id": self.live(ident), "count_ops": count_ops,
                   "args": self.encode(tuple(args), blobs, tensors, copies),
                   "kwargs": self.encode(dict(kwargs), blobs, tensors, copies)}
         if copies:
@@ -328,11 +464,15 @@ class Executor:
 
     def vjp(self, call: int, grads: tuple) -> list:
         blobs: list[bytes] = []
-        node, _, out = self.request({"op": "vjp", "call": call, "grads": self.encode(list(grads), blobs)}, blobs)
+        node, _, out = self.request({"op": "vjp", "call": self.live(call),
+                                     "grads": self.encode(list(grads), blobs)}, blobs)
         return self.decode(node, out)
 
     def release(self, ident: int) -> None:
-        self.to_free.append(ident)
+        self.modules.pop(ident, None)
+        ident = self.moved.pop(ident, ident)
+        if ident >= self.base:  # an object of a process stopped since is gone with it
+            self.to_free.append(ident)
 
 
 def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
@@ -479,6 +619,40 @@ def _rebuilt_exception(error: Any) -> BaseException:
     return exc
 
 
+class Executors:
+    """The executors of one grading session: one zygote, and an executor per exercise graded
+    apart, started when its tests first load the submission."""
+
+    def __init__(self, zygote: Zygote) -> None:
+        self.zygote = zygote
+        self.of_exercise: dict[str, Executor] = {}
+
+    @classmethod
+    def start(cls, close: list[int], threads: int | None = None) -> Executors:
+        """``Zygote.start(close, threads)``, before this process reads its key."""
+        return cls(Zygote.start(close, threads))
+
+    def load(self, exercise_id: str, root: Path) -> RemoteObject:
+        """The exercise's module under ``root``, imported in that exercise's executor."""
+        if exercise_id not in self.of_exercise:
+            self.of_exercise[exercise_id] = Executor(self.zygote)
+        return self.of_exercise[exercise_id].load(exercise_id, root)
+
+    def revive(self) -> None:
+        """A fresh process for each executor whose process was stopped or ended (before a test)."""
+        for executor in self.of_exercise.values():
+            executor.revive()
+
+    @property
+    def evidence_taken(self) -> int:
+        return sum(e.evidence_taken for e in self.of_exercise.values())
+
+    def close(self) -> None:
+        for executor in self.of_exercise.values():
+            executor.close(zygote=False)
+        self.zygote.close()
+
+
 class RemoteObject:
     """An object that lives in the executor. Reading an attribute, calling it, iterating over it,
     ``len``, ``bool``, ``str`` and ``repr`` ask the executor; setting an attribute sets it there."""
@@ -498,11 +672,12 @@ class RemoteObject:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         cache = object.__getattribute__(self, "_cache")
-        if name in cache:
-            return cache[name]
+        generation = self._executor.generation
+        if name in cache and cache[name][0] == generation:
+            return cache[name][1]
         value = self._executor.getattr(self._ident, name)
         if self._type_name == "module" and isinstance(value, RemoteObject) and value._callable:
-            cache[name] = value  # a module's functions and classes: read once
+            cache[name] = (generation, value)  # a module's functions and classes: read once per process
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:

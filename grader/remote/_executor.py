@@ -28,12 +28,13 @@ MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
 MAX_MESSAGE = 4000
 
 
-def serve(sock: socket.socket) -> None:
-    """Answer requests on ``sock`` until the trusted side closes it; never returns."""
+def serve(sock: socket.socket, first_ident: int = 1) -> None:
+    """Answer requests on ``sock`` until the trusted side closes it, numbering objects from
+    ``first_ident``; never returns."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
     owner = os.getpid()
-    executor = _Executor()
+    executor = _Executor(first_ident)
     status = 0
     try:
         while True:
@@ -54,10 +55,10 @@ def serve(sock: socket.socket) -> None:
 
 
 class _Executor:
-    def __init__(self) -> None:
+    def __init__(self, first_ident: int) -> None:
         self.objects: dict[int, Any] = {}
         self.calls: dict[int, tuple[list, list]] = {}  # call id -> (grad inputs, output tensors)
-        self.next_id = 1
+        self.next_id = first_ident
         self.impl_root: Path | None = None
 
     # ------------------------------------------------------------------ requests

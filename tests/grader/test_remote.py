@@ -14,7 +14,7 @@ import torch
 
 from grader._loader import ImplementationError, MissingImplementation, StubRaised
 from grader._timelimit import TestTimeout, time_limit
-from grader.remote import Executor, ExecutorFailed, RemoteObject
+from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject
 from grader.remote import _wire as wire
 
 EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
@@ -288,20 +288,64 @@ def test_a_missing_or_broken_module_reads_as_the_loader_says(tmp_path, executor)
         executor.load(EXERCISE, tmp_path)
 
 
-def test_an_executor_that_dies_fails_this_call_and_every_later_one(module):
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_an_executor_that_dies_fails_this_call_and_every_later_one_until_revived(module, executor):
+    square = module.square
     with pytest.raises(ExecutorFailed, match="exited with status 7"):
         module.die()
     with pytest.raises(ExecutorFailed):
         module.square(torch.ones(1))
+    executor.revive()  # what the plugin does before the next test
+    assert torch.equal(module.square(torch.full((2,), 3.0)), torch.full((2,), 9.0))
+    with pytest.raises(ExecutorFailed, match="lived in the submission's process that was stopped"):
+        square(torch.ones(1))  # a function read from the old process
 
 
-def test_a_call_past_the_time_limit_stops_the_executor(module, executor):
+def test_a_call_past_the_time_limit_stops_the_executor_and_revive_starts_a_fresh_one(module, executor):
+    lying = module.lying
+    pid = executor.pid
     with pytest.raises(TestTimeout), time_limit(0.5):
         module.sleep(30)
     with pytest.raises(ExecutorFailed, match="time limit"):
         module.square(torch.ones(1))
-    with pytest.raises(ChildProcessError):
-        os.waitpid(executor.pid, os.WNOHANG)  # killed and reaped
+    assert _gone(pid)  # killed and reaped
+    executor.revive()
+    assert executor.pid != pid and not executor.broken
+    assert torch.equal(module.square(torch.ones(2)), torch.ones(2))  # the module, loaded again
+    with pytest.raises(ExecutorFailed, match="lived in the submission's process that was stopped"):
+        lying(torch.ones(1))  # an object made in the old process is gone with it
+    executor.revive()  # a working executor is left as it is
+    assert torch.equal(module.square(torch.ones(2)), torch.ones(2))
+
+
+def test_each_exercise_has_an_executor_of_its_own(tmp_path):
+    other = "pytorch.losses.custom_losses"
+    for ident in (EXERCISE, other):
+        path = tmp_path / Path(*ident.split(".")).with_suffix(".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(MODULE)
+    executors = Executors.start(close=[], threads=1)
+    try:
+        first, second = executors.load(EXERCISE, tmp_path), executors.load(other, tmp_path)
+        second_pid = executors.of_exercise[other].pid
+        assert second_pid != executors.of_exercise[EXERCISE].pid
+        with pytest.raises(TestTimeout), time_limit(0.5):
+            first.sleep(30)
+        # The other exercise's process was not touched: it answers, before and after revive.
+        assert torch.equal(second.square(torch.ones(1)), torch.ones(1))
+        executors.revive()
+        assert executors.of_exercise[other].pid == second_pid
+        assert torch.equal(first.square(torch.ones(1)), torch.ones(1))
+    finally:
+        executors.close()
+    assert _gone(executors.zygote.pid) and _gone(second_pid)
 
 
 def test_the_trusted_side_is_undumpable_and_the_executor_holds_only_its_socket(module, executor):
@@ -311,10 +355,10 @@ def test_the_trusted_side_is_undumpable_and_the_executor_holds_only_its_socket(m
     assert len(fds) == 4, fds  # stdin, stdout, stderr and its socket
 
 
-def test_closing_ends_the_executor(executor):
+def test_closing_ends_the_executor_and_its_zygote(executor):
+    pid, zygote = executor.pid, executor.zygote.pid
     executor.close()
-    with pytest.raises(ProcessLookupError):
-        os.kill(executor.pid, 0)
+    assert _gone(pid) and _gone(zygote)
 
 
 def _model():
@@ -472,9 +516,17 @@ def test_an_executor_answering_out_of_protocol_fails_the_test():
         wire.receive(theirs)
         wire.send(theirs, {"seq": 1, "value": {"k": "pickle", "v": "cos\nsystem\n"}}, [])
         os._exit(0)
-    executor = Executor(pid, ours)
+
+    class OneProcess:  # a zygote that hands out the process forked above
+        def spawn(self, first_ident):
+            return pid, ours
+
+        def reap(self, child):
+            return os.waitpid(child, 0)[1]
+
+    executor = Executor(OneProcess())
     with pytest.raises(ExecutorFailed, match="out of protocol"):
-        executor.getattr(1, "anything")
+        executor.getattr(executor.base + 1, "anything")
     assert executor.broken
     with pytest.raises(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
@@ -506,3 +558,25 @@ def test_a_run_grading_no_separate_exercise_forks_no_executor(tmp_path, fork):
     result = score_submission(root, [ex.id], fork=fork, select={ex.id: ["test_pairwise_rejects_feature_mismatch"]})
     messages = {t.message for t in result.exercises[0].tests}
     assert messages and all("RuntimeError: 0 child process(es)" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_a_hang_costs_only_the_tests_that_hang(tmp_path, fork):
+    # coordinate_grid loops forever: its tests time out, and each test after one gets a fresh
+    # executor, so sinusoidal_positions keeps its points, and so does another exercise graded
+    # apart in the same run (its executor was never touched).
+    from grader import catalog
+    from grader.engine.sandbox import Limits
+    from grader.engine.scoring import score_submission
+    from tests.helpers import make_submission
+
+    creation, inplace = (catalog.get_exercise(f"pytorch.tensors.{n}") for n in ("creation_ops", "inplace_ops"))
+    assert creation.separate_process and inplace.separate_process
+    head = "def coordinate_grid(h: int, w: int, *, device: str | torch.device | None = None) -> Tensor:\n"
+    hangs = creation.reference.read_text().replace(head, head + "    while True:\n        pass\n")
+    root = make_submission(tmp_path / "sub", {creation: hangs, inplace: inplace.reference})
+    graded, other = score_submission(root, [creation.id, inplace.id], limits=Limits(test_s=1), fork=fork).exercises
+    assert other.score == other.max_score > 0
+    failed = [t.name.split("::")[-1] for t in graded.tests if t.status == "failed"]
+    assert failed and all("grid" in name for name in failed), failed
+    assert any(t.status == "passed" and "sinusoidal" in t.name for t in graded.tests)
