@@ -238,8 +238,8 @@ def _without_absent_modules(config: pytest.Config, items: list[pytest.Item]) -> 
     if config.stash.get(_REPORT, None) is None:
         return items
     root = config.stash[_IMPL_ROOT]
-    absent = {ex.id: ex for item in items if (ex := exercise_of(item)) is not None
-              and not (root / ex.relpath).is_file()}
+    graded = {ex.id: ex for item in items if (ex := exercise_of(item)) is not None}
+    absent = {ex_id for ex_id, ex in graded.items() if not (root / ex.relpath).is_file()}
     for item in items:
         if (ex := exercise_of(item)) is not None and ex.id in absent:
             _emit(config, {"event": records.Event.RESULT, "nodeid": item.nodeid, "exercise": ex.id,
@@ -389,11 +389,11 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """In grading mode every test starts from the same random state, so the same code always gets
     the same verdict and the same numbers in its messages."""
-    if item.config.getoption("grading") and exercise_of(item) is not None:
+    if item.config.getoption("grading") and (ex := exercise_of(item)) is not None:
         _seed_everything(zlib.crc32(item.nodeid.encode()))
         executors = item.config.stash.get(_EXECUTOR, None)
         if executors is not None:
-            executors.revive()  # after a test that overran: the tests after it get a fresh process
+            executors.revive(ex.id)  # after a test that overran: the tests after it get a fresh process
 
 
 def _seed_everything(seed: int) -> None:

@@ -155,8 +155,8 @@ class Executor:
 
     GENERATION = 1 << 32  # each process numbers its objects from its own multiple of this
 
-    def __init__(self, zygote: Zygote, owns_zygote: bool = False) -> None:
-        self.zygote, self.owns_zygote = zygote, owns_zygote
+    def __init__(self, zygote: Zygote) -> None:
+        self.zygote = zygote
         self.generation = 0
         self.modules: dict[int, tuple[str, str]] = {}  # a loaded module's first ident -> (exercise, root)
         self.moved: dict[int, int] = {}  # a loaded module's first ident -> its ident in this process
@@ -172,33 +172,33 @@ class Executor:
         self.rng_known: bytes | None = None  # the executor's RNG state after the last call
         self.pid, self.sock = self.zygote.spawn(self.base)
 
-    @classmethod
-    def start(cls, close: list[int], threads: int | None = None) -> Executor:
-        """An executor from a zygote of its own (``Zygote.start``'s arguments); closing the
-        executor closes the zygote."""
-        return cls(Zygote.start(close, threads), owns_zygote=True)
-
     def revive(self) -> None:
         """After this executor's process was stopped or ended: a fresh process, with every
         module loaded before loaded again (the objects made in the old one are gone: a test
         that still holds one fails). Nothing when it is working."""
         if not self.broken:
             return
-        self.close(zygote=False)
+        self.close()
         try:
             self._spawn()
             for first, (exercise, root) in self.modules.items():
                 node, _, _ = self.request({"op": "load", "exercise": exercise, "root": root}, [])
                 try:
-                    self.moved[first] = self._handle_id(node if isinstance(node, dict) else {"k": "?"})
+                    self.moved[first] = self._handle_id(node)
                 except wire.WireError as exc:
                     self._fail(f"the submission's process answered out of protocol ({exc})")
         except ExecutorFailed:
             pass  # self.broken says why, and the tests that use it fail with that
+        except Exception as exc:  # noqa: BLE001 - the module raised on its second import
+            self.broken = f"the submission's module could not be imported again after its process was stopped: {exc}"
+            self.close()
 
     def live(self, ident: int) -> int:
         """The ident to send for the object the trusted side knows as ``ident``. Raises
-        ``ExecutorFailed`` for an object of a process stopped since."""
+        ``ExecutorFailed`` for an object of a process stopped since, or when this executor is
+        broken (with the reason)."""
+        if self.broken:
+            raise ExecutorFailed(self.broken)
         ident = self.moved.get(ident, ident)
         if ident < self.base:
             raise ExecutorFailed("this object lived in the submission's process that was stopped "
@@ -229,7 +229,7 @@ class Executor:
             # Interrupted mid-request (a time limit): the executor may still be busy with it,
             # and a late answer would be taken for the next request's. It is stopped.
             self.broken = "the submission's process was stopped after a test ran past its time limit"
-            self.close(zygote=False)
+            self.close()
             raise
         if reply.get("seq") != self.seq:
             self._fail("the submission's process answered out of turn")
@@ -241,7 +241,7 @@ class Executor:
 
     def _fail(self, why: str) -> None:
         self.broken = why
-        self.close(zygote=False)
+        self.close()
         raise ExecutorFailed(why)
 
     def _how_it_ended(self) -> str:
@@ -253,9 +253,8 @@ class Executor:
             return f"(it exited with status {os.WEXITSTATUS(status)})"
         return ""
 
-    def close(self, zygote: bool = True) -> None:
-        """Stop the executor's process (and the zygote, when this executor started it and
-        ``zygote``)."""
+    def close(self) -> None:
+        """Stop the executor's process (its zygote serves on)."""
         with contextlib.suppress(OSError, ValueError):
             self.sock.close()
         if self.pid is not None:
@@ -263,16 +262,15 @@ class Executor:
                 os.kill(self.pid, signal.SIGKILL)
             self.zygote.reap(self.pid)
             self.pid = None
-        if zygote and self.owns_zygote:
-            self.zygote.close()
 
     def _remote(self, n: dict) -> RemoteObject:
         """The ``RemoteObject`` a handle node names (any other node kind: ``WireError``)."""
         return RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
 
-    def _handle_id(self, n: dict) -> int:
-        if n["k"] != "handle" or type(n.get("id")) is not int:
-            raise wire.WireError(f"a {n['k']} node where a value was expected")
+    def _handle_id(self, n: Any) -> int:
+        kind = n.get("k") if isinstance(n, dict) else type(n).__name__
+        if kind != "handle" or type(n.get("id")) is not int:
+            raise wire.WireError(f"a {kind} node where a value was expected")
         if not self.base <= n["id"] < self.base + self.GENERATION:
             raise wire.WireError("a handle of an object it cannot have")
         return n["id"]
@@ -638,10 +636,12 @@ class Executors:
             self.of_exercise[exercise_id] = Executor(self.zygote)
         return self.of_exercise[exercise_id].load(exercise_id, root)
 
-    def revive(self) -> None:
-        """A fresh process for each executor whose process was stopped or ended (before a test)."""
-        for executor in self.of_exercise.values():
-            executor.revive()
+    def revive(self, exercise_id: str) -> None:
+        """Before a test of ``exercise_id``: a fresh process for its executor if its process was
+        stopped or ended (``Executor.revive``). Other exercises' executors are left alone, so
+        nothing one exercise's submission does reaches another's tests."""
+        if exercise_id in self.of_exercise:
+            self.of_exercise[exercise_id].revive()
 
     @property
     def evidence_taken(self) -> int:
@@ -649,7 +649,7 @@ class Executors:
 
     def close(self) -> None:
         for executor in self.of_exercise.values():
-            executor.close(zygote=False)
+            executor.close()
         self.zygote.close()
 
 

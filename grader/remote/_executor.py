@@ -28,7 +28,7 @@ MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
 MAX_MESSAGE = 4000
 
 
-def serve(sock: socket.socket, first_ident: int = 1) -> None:
+def serve(sock: socket.socket, first_ident: int) -> None:
     """Answer requests on ``sock`` until the trusted side closes it, numbering objects from
     ``first_ident``; never returns."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):

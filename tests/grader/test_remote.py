@@ -14,7 +14,7 @@ import torch
 
 from grader._loader import ImplementationError, MissingImplementation, StubRaised
 from grader._timelimit import TestTimeout, time_limit
-from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject
+from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject, Zygote
 from grader.remote import _wire as wire
 
 EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
@@ -146,8 +146,15 @@ MODULE = textwrap.dedent('''
 
 
 @pytest.fixture()
-def executor():
-    ex = Executor.start(close=[], threads=1)  # this process has run tensor ops
+def zygote():
+    started = Zygote.start(close=[], threads=1)  # this process has run tensor ops
+    yield started
+    started.close()
+
+
+@pytest.fixture()
+def executor(zygote):
+    ex = Executor(zygote)
     yield ex
     ex.close()
 
@@ -340,12 +347,31 @@ def test_each_exercise_has_an_executor_of_its_own(tmp_path):
             first.sleep(30)
         # The other exercise's process was not touched: it answers, before and after revive.
         assert torch.equal(second.square(torch.ones(1)), torch.ones(1))
-        executors.revive()
+        executors.revive(other)  # before a test of the other exercise: its process is kept
         assert executors.of_exercise[other].pid == second_pid
+        executors.revive(EXERCISE)
         assert torch.equal(first.square(torch.ones(1)), torch.ones(1))
     finally:
         executors.close()
     assert _gone(executors.zygote.pid) and _gone(second_pid)
+
+
+def test_a_module_that_raises_when_imported_again_leaves_its_executor_broken(tmp_path, executor):
+    path = tmp_path / Path(*EXERCISE.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True)
+    marker = tmp_path / "imported"
+    path.write_text(MODULE + textwrap.dedent(f'''
+        if os.path.exists({str(marker)!r}):
+            raise RuntimeError("imported twice")
+        open({str(marker)!r}, "w").close()
+    '''))
+    module = executor.load(EXERCISE, tmp_path)
+    with pytest.raises(ExecutorFailed):
+        module.die()
+    executor.revive()  # raises nothing: the tests that use the module fail with the reason
+    assert "could not be imported again" in executor.broken and "imported twice" in executor.broken
+    with pytest.raises(ExecutorFailed, match="imported again"):
+        module.square(torch.ones(1))
 
 
 def test_the_trusted_side_is_undumpable_and_the_executor_holds_only_its_socket(module, executor):
@@ -355,10 +381,12 @@ def test_the_trusted_side_is_undumpable_and_the_executor_holds_only_its_socket(m
     assert len(fds) == 4, fds  # stdin, stdout, stderr and its socket
 
 
-def test_closing_ends_the_executor_and_its_zygote(executor):
-    pid, zygote = executor.pid, executor.zygote.pid
+def test_closing_ends_the_executor_then_the_zygote(executor, zygote):
+    pid = executor.pid
     executor.close()
-    assert _gone(pid) and _gone(zygote)
+    assert _gone(pid) and not _gone(zygote.pid)  # the zygote serves the other exercises on
+    zygote.close()
+    assert _gone(zygote.pid)
 
 
 def _model():
