@@ -14,7 +14,9 @@ Framework-free and engine-free: imported by the pytest plugin and the notebook r
 from __future__ import annotations
 
 import linecache
+import os
 import re
+import sys
 import traceback
 from pathlib import Path
 
@@ -25,12 +27,33 @@ from grader.outcomes import NOT_STARTED_PREFIX
 
 HYPOTHESIS_GRADING = "drills-grading"
 HYPOTHESIS_LEARNER = "drills-learner"
+_profile: str | None = None  # the one configure_hypothesis chose
 
 _STUB_RAISE = re.compile(r"raise\s+NotImplementedError\b")
 
 
-def configure_hypothesis(*, grading: bool) -> None:
-    """Register the kit's hypothesis profiles and load the grading or the learner one."""
+def configure_hypothesis(*, grading: bool, on_import: bool = False) -> None:
+    """Load the grading or the learner hypothesis profile for every test module imported after
+    this call: now, or with ``on_import`` (when the installed kit registers
+    ``on_hypothesis_import`` as a ``hypothesis`` entry point, see pyproject.toml) when hypothesis
+    is first imported, before that module builds any settings. A learner's run that needs no
+    hypothesis (no public test does) then never pays for its import, a third of a second."""
+    global _profile
+    _profile = HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER
+    # With HYPOTHESIS_NO_PLUGINS set, hypothesis calls no entry point.
+    if not on_import or "hypothesis" in sys.modules or os.environ.get("HYPOTHESIS_NO_PLUGINS"):
+        _load_profile(_profile)
+
+
+def on_hypothesis_import() -> None:
+    """Hypothesis's ``hypothesis`` entry point: called at the end of ``import hypothesis`` in any
+    process where the kit is installed; does nothing unless ``configure_hypothesis`` chose a
+    profile first."""
+    if _profile is not None:
+        _load_profile(_profile)
+
+
+def _load_profile(name: str) -> None:
     from hypothesis import HealthCheck, Phase, settings
 
     # No explain phase: it re-runs a failing example many times (slow, and it would point the
@@ -42,7 +65,7 @@ def configure_hypothesis(*, grading: bool) -> None:
     settings.register_profile(HYPOTHESIS_GRADING, derandomize=True, database=None,
                               max_examples=25, **common)
     settings.register_profile(HYPOTHESIS_LEARNER, max_examples=25, database=None, **common)
-    settings.load_profile(HYPOTHESIS_GRADING if grading else HYPOTHESIS_LEARNER)
+    settings.load_profile(name)
 
 
 def not_started(what: str) -> str:

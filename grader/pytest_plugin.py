@@ -87,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in ("points(n): points a test is worth (default 1)",
                  "cuda: needs a CUDA device; skipped, never failed, without one"):
         config.addinivalue_line("markers", line)
-    feedback.configure_hypothesis(grading=config.getoption("grading"))
+    grading = config.getoption("grading")
+    feedback.configure_hypothesis(grading=grading, on_import=not grading and _installed_with_hypothesis_hook(config))
     root = config.getoption("impl_root")
     config.stash[_IMPL_ROOT] = Path(root).resolve() if root else catalog.KIT_ROOT / "exercises"
     config.stash[_PROGRESS] = {}
@@ -105,6 +106,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("grading") and not config.pluginmanager.has_plugin("faulthandler"):
         # A crash's traceback goes to the child's output (fd 2, whatever it is when it crashes).
         faulthandler.enable(sys.__stderr__)
+
+
+def _installed_with_hypothesis_hook(config: pytest.Config) -> bool:
+    """Whether pytest loaded this plugin from an installed kit that registers
+    ``feedback.on_hypothesis_import`` with hypothesis (an install older than that entry point, or a
+    plugin named with ``-p``, does not)."""
+    for plugin, dist in config.pluginmanager.list_plugin_distinfo():
+        if plugin is sys.modules[__name__]:
+            return any(ep.group == "hypothesis" and ep.value == f"{feedback.__name__}:on_hypothesis_import"
+                       for ep in dist.entry_points)
+    return False
 
 
 def _exercises_of_args(args: list[str]) -> list[catalog.Exercise]:
@@ -562,6 +574,16 @@ def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path, partial
                     + ("the hidden tests run when your work is graded" if hidden_absent
                        else "`grader status --full` runs the full check (hidden tests too)"))
     tr.write_line(summary, bold=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Before the terminal summary: hypothesis's pytest plugin imports hypothesis there (a third of
+    a second) even in a run where nothing imported it, and then has nothing to report; such a run
+    (a learner's public tests) goes without it."""
+    hypothesis_plugin = sys.modules.get("_hypothesis_pytestplugin")
+    if (hypothesis_plugin is not None and "hypothesis" not in sys.modules
+            and session.config.pluginmanager.is_registered(hypothesis_plugin)):
+        session.config.pluginmanager.unregister(hypothesis_plugin)
 
 
 @pytest.hookimpl(trylast=True)

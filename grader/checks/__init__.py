@@ -4,6 +4,7 @@ Importing this package imports torch (it is for PyTorch exercise tests).
 """
 
 from grader._errors import assert_raises_naming
+from grader._lazy import lazy_exports
 from grader.checks._compare import (
                                     assert_close,
                                     assert_device,
@@ -18,14 +19,12 @@ from grader.checks._devices import (
 from grader.checks._gradients import check_gradients
 from grader.checks._opcount import count_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, run_ranks
-from grader.checks._strategies import (
-                                    broadcastable_batch_shapes,
-                                    nested_containers,
-                                    shapes,
-                                    tensors,
-)
 from grader.checks._tensorboard import read_tensorboard, summary_writer
 from grader.checks._training import GradientSpy
+
+# Hypothesis strategies, imported with hypothesis when a test first takes one.
+__getattr__ = lazy_exports(__name__, dict.fromkeys(
+    ("broadcastable_batch_shapes", "nested_containers", "shapes", "tensors"), "grader.checks._strategies"))
 
 __all__ = [
     "GradientSpy",

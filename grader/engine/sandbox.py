@@ -207,9 +207,9 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     modules = ["pytest", "_hypothesis_pytestplugin", "pytest_timeout", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
-                    "torch.func", "grader.checks"]
+                    "torch.func", "grader.checks", "grader.checks._strategies"]
     if frameworks & {"tensorflow", "crossframework"}:
-        modules += ["tensorflow", "grader.tfchecks"]
+        modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
     return tuple(modules)
 
 

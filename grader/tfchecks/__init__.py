@@ -6,14 +6,17 @@ two logical devices when no TensorFlow op has run yet (``logical_cpus``).
 """
 
 from grader._errors import assert_raises_naming
-from grader._shapes import broadcastable_batch_shapes, shapes
+from grader._lazy import lazy_exports
 from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
 from grader.tfchecks._env import logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
-from grader.tfchecks._strategies import tf_tensors
 from grader.tfchecks._summaries import read_summaries
 from grader.tfchecks._tracing import retrace_counter
+
+# Hypothesis strategies, imported with hypothesis when a test first takes one.
+__getattr__ = lazy_exports(__name__, {"broadcastable_batch_shapes": "grader._shapes", "shapes": "grader._shapes",
+                                      "tf_tensors": "grader.tfchecks._strategies"})
 
 __all__ = [
     "assert_close",

@@ -129,7 +129,9 @@ def _pyproject_toml(exercises: list[catalog.Exercise]) -> str:
              '', '[project]', 'name = "drills-take-home"', f'version = {_toml(__version__)}',
              f'requires-python = {_toml(requires_python())}',
              f'dependencies = {_toml(deps)}', '', '[project.scripts]', 'grader = "grader.cli:main"',
-             '', '[project.entry-points.pytest11]', 'grader = "grader.pytest_plugin"', '',
+             '', *(line for group, points in kit["project"]["entry-points"].items()
+                   for line in (f'[project.entry-points.{group}]',
+                                *(f'{name} = {_toml(value)}' for name, value in points.items()), '')),
              '[tool.setuptools.packages.find]', 'include = ["grader*"]', '',
              # What an installed (not editable) grader needs: stubs for `grader reset`, typing marker.
              '[tool.setuptools.package-data]', 'grader = ["py.typed", "_stubs/**/*.py"]', '',

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 from grader import catalog
 from tests.helpers import make_submission, run_python
@@ -131,3 +134,62 @@ def test_an_exercise_whose_tests_all_skip_reads_as_skipped_not_done(tmp_path):
     assert re.search(r"skipped +pytorch\.deploy\.onnx_export", result.stdout), result.stdout
     assert "needs the kit's onnx extra" in result.stdout
     assert result.stdout.rstrip().splitlines()[-2] == "0/1 exercises done"
+
+
+
+_IMPORTED_AT_EXIT = """
+import sys
+from pathlib import Path
+
+
+def pytest_unconfigure(config):
+    Path(__file__).with_name("imported.txt").write_text(str("hypothesis" in sys.modules))
+"""
+
+_USES_HYPOTHESIS = """
+from hypothesis import given, settings, strategies as st
+
+MADE_AT_IMPORT = settings(max_examples=3)  # inherits from the profile loaded when it is made
+
+
+def test_the_learner_profile_applies_to_settings_made_at_import():
+    assert settings.get_current_profile_name() == "drills-learner"
+    assert MADE_AT_IMPORT.deadline is None and MADE_AT_IMPORT.database is None
+
+
+@given(st.integers())
+def test_given_runs(x):
+    assert isinstance(x, int)
+"""
+
+
+def _pytest_telling_if_hypothesis_was_imported(tmp_path, *args: str, autoload: bool = True) -> bool:
+    """Run pytest with ``args`` (it must pass) and a plugin that notes whether hypothesis was
+    imported by the end; return that."""
+    (tmp_path / "drills_probe.py").write_text(_IMPORTED_AT_EXIT)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        args = ("-p", "grader.pytest_plugin", "-p", "_hypothesis_pytestplugin", *args)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "drills_probe", *args],
+                            cwd=catalog.KIT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return (tmp_path / "imported.txt").read_text() == "True"
+
+
+def test_a_learner_run_needing_no_hypothesis_never_imports_it(tmp_path):
+    """Public tests take no strategies: their run leaves hypothesis's import (a third of a second) out."""
+    assert not _pytest_telling_if_hypothesis_was_imported(tmp_path, str(EX.public_tests), "--impl-root", "solutions")
+
+
+def test_a_learner_test_module_importing_hypothesis_gets_the_learner_profile(tmp_path):
+    (tmp_path / "test_uses_hypothesis.py").write_text(_USES_HYPOTHESIS)
+    assert _pytest_telling_if_hypothesis_was_imported(tmp_path, str(tmp_path / "test_uses_hypothesis.py"))
+
+
+def test_the_plugin_named_with_p_loads_the_learner_profile_at_once(tmp_path):
+    """Loaded other than from the installed kit (whose entry point hypothesis calls when
+    imported), the plugin imports hypothesis and loads its profile when pytest starts."""
+    (tmp_path / "test_uses_hypothesis.py").write_text(_USES_HYPOTHESIS)
+    assert _pytest_telling_if_hypothesis_was_imported(tmp_path, str(tmp_path / "test_uses_hypothesis.py"),
+                                                      autoload=False)

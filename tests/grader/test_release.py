@@ -58,7 +58,9 @@ def test_bundle_layout_readme_and_catalog(bundle):
     entries = tomllib.loads((bundle / "catalog.toml").read_text())["exercise"]
     assert [e["id"] for e in entries] == [EX.id]
     project = tomllib.loads((bundle / "pyproject.toml").read_text())
-    assert project["project"]["entry-points"]["pytest11"] == {"grader": "grader.pytest_plugin"}
+    assert project["project"]["entry-points"] == {
+        "pytest11": {"grader": "grader.pytest_plugin"},
+        "hypothesis": {"grader": "grader.feedback:on_hypothesis_import"}}  # the learner's profile
     # No torch requirement: `pip install -e .` would take PyPI's CUDA build; install.py picks.
     assert not [d for d in project["project"]["dependencies"] if d.startswith("torch")]
     assert project["project"]["requires-python"] == ">=3.11"
