@@ -15,9 +15,11 @@ imports ``grader.tfchecks`` first (see ``pytest_collect_file``).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import faulthandler
 import functools
+import gc
 import importlib
 import os
 import sys
@@ -83,6 +85,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     global _MAIN_PID
     _MAIN_PID = os.getpid()
+    # At exit, after the handlers registered later (TensorFlow's among them) ran: the interpreter
+    # would then collect every object the run made, a second after a TensorFlow run. Objects still
+    # alive at exit need no collecting (nor does Python promise their finalizers run).
+    atexit.register(gc.freeze)
     defaults.quiet_tensorflow()  # before any test module imports TensorFlow
     for line in ("points(n): points a test is worth (default 1)",
                  "cuda: needs a CUDA device; skipped, never failed, without one"):

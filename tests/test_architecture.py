@@ -76,17 +76,23 @@ def test_argparse_lives_in_the_cli(path):
 
 
 def _defined_in(module_file: Path) -> set[str]:
-    """The top-level names a module defines or imports (static: nothing is imported)."""
+    """The top-level names a module defines or imports (static: nothing is imported), and those
+    its ``__all__`` lists when it has a module ``__getattr__`` (``grader._lazy``: the check
+    packages' strategies; test_checks and test_tfchecks import each)."""
     names: set[str] = set()
+    exported: list[str] = []
     for node in ast.parse(module_file.read_text(encoding="utf-8")).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            assigned = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            names |= assigned
+            if "__all__" in assigned:
+                exported = ast.literal_eval(node.value)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-    return names
+    return names | set(exported) if "__getattr__" in names else names
 
 
 def _resolves(name: str) -> bool:

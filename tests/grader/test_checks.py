@@ -24,6 +24,16 @@ from grader.checks import (
 )
 
 
+def test_every_exported_name_resolves_and_no_other():
+    """Some exports load when first asked for (``grader._lazy``): each one does, once."""
+    import grader.checks
+
+    assert [name for name in grader.checks.__all__ if not hasattr(grader.checks, name)] == []
+    assert grader.checks.tensors is grader.checks.tensors
+    with pytest.raises(AttributeError, match="has no attribute 'tensor'"):
+        grader.checks.tensor  # noqa: B018 - the attribute access is what is tested
+
+
 def test_assert_close_names_the_largest_error_and_where():
     expected = torch.zeros(2, 3)
     actual = expected.clone()

@@ -29,6 +29,7 @@ def test_public_surface():
         "assert_close", "assert_shape", "assert_dtype", "check_gradients", "central_differences",
         "retrace_counter", "mixed_precision", "assert_raises_naming", "shapes",
         "broadcastable_batch_shapes", "tf_tensors", "logical_cpus", "read_summaries"}
+    assert [name for name in grader.tfchecks.__all__ if not hasattr(grader.tfchecks, name)] == []
 
 
 def test_assert_close_names_the_largest_error_and_where():
