@@ -21,8 +21,10 @@ $(VENV)/.installed: pyproject.toml
 example: setup
 	$(BIN)/grader score examples/submission
 
+# One worker per core; a test file's tests stay together (its module-scoped fixtures, such as the
+# adversarial corpus's batch, run once).
 test: setup
-	$(BIN)/python -m pytest --durations=25
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=25
 
 lint: setup
 	$(BIN)/ruff check grader tests bench

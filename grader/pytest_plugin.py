@@ -584,12 +584,18 @@ def _print_progress(tr, progress: dict[str, _Progress], impl_root: Path, partial
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Before the terminal summary: hypothesis's pytest plugin imports hypothesis there (a third of
-    a second) even in a run where nothing imported it, and then has nothing to report; such a run
-    (a learner's public tests) goes without it."""
+    a second) even in a run where nothing imported it. Such a run (a learner's public tests) goes
+    without it, unless a report carries something for it to show (one from a pytest-xdist worker
+    that did run hypothesis)."""
     hypothesis_plugin = sys.modules.get("_hypothesis_pytestplugin")
-    if (hypothesis_plugin is not None and "hypothesis" not in sys.modules
-            and session.config.pluginmanager.is_registered(hypothesis_plugin)):
-        session.config.pluginmanager.unregister(hypothesis_plugin)
+    manager = session.config.pluginmanager
+    if hypothesis_plugin is None or "hypothesis" in sys.modules or not manager.is_registered(hypothesis_plugin):
+        return
+    keys = {getattr(hypothesis_plugin, "STATS_KEY", None), getattr(hypothesis_plugin, "FAILING_EXAMPLES_KEY", None)}
+    reporter = manager.get_plugin("terminalreporter")
+    reports = [r for found in (reporter.stats.values() if reporter else ()) for r in found]
+    if None not in keys and not any(keys & getattr(r, "__dict__", {}).keys() for r in reports):
+        manager.unregister(hypothesis_plugin)
 
 
 @pytest.hookimpl(trylast=True)

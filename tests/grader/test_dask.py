@@ -316,7 +316,10 @@ def _run(argv: list[str], capsys) -> tuple[int, str]:
     return code, err
 
 
-def test_an_unreachable_scheduler_is_a_clear_error_before_any_work(tmp_path, capsys):
+def test_an_unreachable_scheduler_is_a_clear_error_before_any_work(tmp_path, capsys, monkeypatch):
+    from grader.workflows import dask_batch
+
+    monkeypatch.setattr(dask_batch, "CONNECT_TIMEOUT_S", 1.0)  # nothing listens: waiting longer proves nothing
     _put(tmp_path / "class", "ada", EX.reference)
     address = f"tcp://127.0.0.1:{_free_port()}"
     code, err = _run(["batch", str(tmp_path / "class"), "--out", str(tmp_path / "out"),

@@ -12,10 +12,13 @@ from grader.workflows.stubs import looks_like_stub
 
 
 @pytest.fixture
-def kit(tmp_path):
+def kit(tmp_path, monkeypatch):
     (tmp_path / "exercises").mkdir()
     (tmp_path / "catalog.toml").write_text("# a kit with no exercise yet\n")
     previous = catalog.KIT_ROOT
+    # `--kit` sets $DRILLS_KIT_ROOT for this process's children; the tests after these get back
+    # the environment they had (a kit found from the working directory, not named).
+    monkeypatch.setenv(catalog.KIT_ENV, str(previous))
     yield tmp_path
     catalog.use_kit(previous)
 
