@@ -20,8 +20,10 @@ def make_submission(root: Path, files: dict[Exercise, str | Path]) -> Path:
     return root
 
 
-def run_python(*args: str, cwd: Path = KIT_ROOT, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the venv's python with ``args``; output captured as text."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+def run_python(*args: str, cwd: Path = KIT_ROOT, timeout: float = 300,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the venv's python with ``args`` (and ``env`` added to this process's environment);
+    output captured as text."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {}))
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)

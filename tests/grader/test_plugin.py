@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 from grader import catalog
 from tests.helpers import make_submission, run_python
@@ -13,8 +10,8 @@ from tests.helpers import make_submission, run_python
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 
 
-def _pytest(*args: str):
-    return run_python("-m", "pytest", "-p", "no:cacheprovider", *args)
+def _pytest(*args: str, env: dict[str, str] | None = None):
+    return run_python("-m", "pytest", "-p", "no:cacheprovider", *args, env=env)
 
 
 def _row(state: str) -> str:
@@ -167,12 +164,11 @@ def _pytest_telling_if_hypothesis_was_imported(tmp_path, *args: str, autoload: b
     """Run pytest with ``args`` (it must pass) and a plugin that notes whether hypothesis was
     imported by the end; return that."""
     (tmp_path / "drills_probe.py").write_text(_IMPORTED_AT_EXIT)
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env = {"PYTHONPATH": str(tmp_path)}
     if not autoload:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         args = ("-p", "grader.pytest_plugin", "-p", "_hypothesis_pytestplugin", *args)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "drills_probe", *args],
-                            cwd=catalog.KIT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = _pytest("-p", "drills_probe", *args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return (tmp_path / "imported.txt").read_text() == "True"
 
