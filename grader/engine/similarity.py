@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import hashlib
 import io
 import keyword
@@ -96,6 +97,15 @@ def ratio(a: str, b: str) -> float | None:
     return difflib.SequenceMatcher(None, ta, tb, autojunk=False).ratio()
 
 
+@functools.lru_cache(maxsize=128)
+def _matcher_against(reference: str) -> difflib.SequenceMatcher | None:
+    """A matcher whose second sequence is ``reference``'s normalized tokens (None when it does not
+    tokenize). A batch compares every submission with the same references: a matcher indexes its
+    second sequence once, and the reference is tokenized once."""
+    tokens = normalized_tokens(reference)
+    return None if tokens is None else difflib.SequenceMatcher(None, [], tokens, autojunk=False)
+
+
 @dataclass
 class Similarity:
     id: str
@@ -131,7 +141,11 @@ def to_reference(ex: catalog.Exercise, code: str | None) -> Similarity:
     tokens = normalized_tokens(code)
     if tokens is None:
         return Similarity(ex.id, None, note="does not tokenize")
-    return Similarity(ex.id, round(ratio(code, reference), 3), len(tokens))
+    matcher = _matcher_against(reference)
+    if matcher is None:
+        return Similarity(ex.id, None, note="the reference solution does not tokenize")
+    matcher.set_seq1(tokens)
+    return Similarity(ex.id, round(matcher.ratio(), 3), len(tokens))
 
 
 def near_copy_flags(results: list[Similarity]) -> list[str]:
@@ -140,18 +154,26 @@ def near_copy_flags(results: list[Similarity]) -> list[str]:
             f"{NEAR_COPY_THRESHOLD:.2f}): review by hand" for r in results if r.near_copy]
 
 
-def flag_near_copies(report) -> list[Similarity]:
+def to_references(code: dict[str, str | None]) -> dict[str, Similarity]:
+    """``to_reference`` of each exercise's module in ``code`` (exercise id -> its source, None:
+    none), for the exercises this kit knows."""
+    known = catalog.load_catalog()
+    return {ex_id: to_reference(known[ex_id], text) for ex_id, text in code.items() if ex_id in known}
+
+
+def flag_near_copies(report, compared: dict[str, Similarity] | None = None) -> list[Similarity]:
     """Compare the code of each exercise of a scoring ``Report`` (``ExerciseResult.code``, kept
     when it was graded) with the reference; keep each comparison in the exercise's ``similarity``
-    and add a review flag to ``report.flags`` for each near copy. Returns the comparisons (none
+    and add a review flag to ``report.flags`` for each near copy. ``compared``: those
+    comparisons, already made (``to_references`` of the same code). Returns the comparisons (none
     for exercises this kit does not know)."""
-    known = catalog.load_catalog()
+    if compared is None:
+        compared = to_references({ex.id: ex.code for ex in report.exercises})
     results = []
     for ex in report.exercises:
-        if ex.id in known:
-            result = to_reference(known[ex.id], ex.code)
-            ex.similarity = result.to_dict()
-            results.append(result)
+        if ex.id in compared:
+            ex.similarity = compared[ex.id].to_dict()
+            results.append(compared[ex.id])
     report.flags.extend(near_copy_flags(results))
     return results
 

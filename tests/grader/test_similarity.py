@@ -80,6 +80,14 @@ def test_to_reference_and_flag_a_report(tmp_path):
     assert report.flags[0].startswith(EX.id)
 
 
+def test_to_reference_gives_the_ratio_of_each_module_alone():
+    """The reference's matcher is kept between comparisons: each one still measures its own
+    module, in any order."""
+    sources = [_disguise(REFERENCE), INDEPENDENT, EX.stub.read_text(), _disguise(REFERENCE)]
+    assert [similarity.to_reference(EX, s).ratio for s in sources] == \
+        [round(similarity.ratio(s, REFERENCE), 3) for s in sources]
+
+
 def test_similarity_comes_from_the_code_kept_in_the_report_not_from_a_path(tmp_path):
     """A notebook's or a zip's staged copy is gone when the report is rendered: the code the
     report kept is what counts."""
