@@ -234,6 +234,9 @@ class Executor:
         if reply.get("seq") != self.seq:
             self._fail("the submission's process answered out of turn")
         if "error" in reply:
+            if "changed" in reply:  # a call that raised, and what it changed before
+                reply["blobs"] = out
+                raise _CallRaised(_rebuilt_exception(reply["error"]), reply)
             raise _rebuilt_exception(reply["error"])
         if "value" not in reply:
             self._fail("the submission's process sent no value")
@@ -373,16 +376,23 @@ class Executor:
                            "rng": self._rng_to_send(blobs)}
         needs_grad = ([t for t in tensors if t.requires_grad] + parameters_requiring_grad(copies)
                       if torch.is_grad_enabled() else [])
-        if not needs_grad:
-            result, reply = self._finish_call(header, blobs, tensors, copies=copies)
-        else:
-            header["grad_call"] = True
-            holder: dict = {"copies": copies}
-            bridged = _bridge().apply(self, header, blobs, tensors, holder, *needs_grad)
-            result, reply = holder["result"], holder["reply"]
-            outputs = holder["outputs"]
-            swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
-            result = _replace_tensors(result, swap)
+        try:
+            if not needs_grad:
+                result, reply = self._finish_call(header, blobs, tensors, copies=copies)
+            else:
+                header["grad_call"] = True
+                holder: dict = {"copies": copies}
+                bridged = _bridge().apply(self, header, blobs, tensors, holder, *needs_grad)
+                result, reply = holder["result"], holder["reply"]
+                outputs = holder["outputs"]
+                swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
+                result = _replace_tensors(result, swap)
+        except _CallRaised as raised:
+            # What the call changed before it raised stays changed, as in one process (a module's
+            # training flags that a failing call left switched).
+            with torch.no_grad():
+                self._take_changes(raised.reply, tensors, copies)
+            raise raised.error from None
         self._take_changes(reply, tensors, copies)
         if count_ops:
             self.evidence_taken += 1
@@ -581,6 +591,15 @@ def _bridge():
             return (None, None, None, None, None, *result)
 
     return Bridge
+
+
+class _CallRaised(Exception):
+    """A call that raised in the executor (``error``, rebuilt), with the reply that says what it
+    changed before (``Executor._take_changes`` applies it)."""
+
+    def __init__(self, error: BaseException, reply: dict) -> None:
+        super().__init__(error)
+        self.error, self.reply = error, reply
 
 
 _EXCEPTIONS: dict[tuple[str, str], type] = {}

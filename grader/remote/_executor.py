@@ -143,14 +143,23 @@ class _Executor:
         fn = self.objects[header["id"]]
         ops = None
         autocast_on, autocast_dtype = state["autocast"]
-        with torch.set_grad_enabled(bool(state["grad_enabled"])), \
-                torch.autocast("cpu", dtype=wire.decode(autocast_dtype, blobs), enabled=bool(autocast_on)):
-            if header.get("count_ops"):
-                from grader.checks._opcount import count_aten_ops
+        try:
+            with torch.set_grad_enabled(bool(state["grad_enabled"])), \
+                    torch.autocast("cpu", dtype=wire.decode(autocast_dtype, blobs), enabled=bool(autocast_on)):
+                if header.get("count_ops"):
+                    from grader.checks._opcount import count_aten_ops
 
-                result, ops = count_aten_ops(fn, *args, **kwargs)
-            else:
-                result = fn(*args, **kwargs)
+                    result, ops = count_aten_ops(fn, *args, **kwargs)
+                else:
+                    result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - reported, with what the call changed before it raised
+            out.clear()
+            reply = {"error": _describe(exc, self.impl_root)}
+            try:
+                return {**reply, **_changes(sent, before, copies, copies_before, rng_before, out)}
+            except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
+                out.clear()
+                return reply
         by_identity = {id(t): i for i, t in enumerate(sent)}
         copy_identity = {id(c): j for j, c in enumerate(copies)}
         places = {id(t): (j, i) for j, c in enumerate(copies) if isinstance(c, torch.nn.Module)
@@ -168,15 +177,8 @@ class _Executor:
                 outputs.append(value)
             return None
 
-        reply: dict = {"value": wire.encode(result, out, opaque=self._opaque, first=first)}
-        changed = []
-        for i, (t, marks) in enumerate(zip(sent, before, strict=True)):
-            if _changed(t, marks):
-                changed.append([i, _change(t, marks, out)])
-        reply["changed"] = changed
-        reply["copies"] = [_state(c, snapshot, out) for c, snapshot in zip(copies, copies_before)]
-        rng_after = torch.get_rng_state().numpy().tobytes()
-        reply["rng"] = wire.encode(rng_after if rng_after != rng_before else None, out)
+        reply: dict = {"value": wire.encode(result, out, opaque=self._opaque, first=first),
+                       **_changes(sent, before, copies, copies_before, rng_before, out)}
         if ops is not None:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
@@ -227,14 +229,16 @@ def _marks(t) -> tuple:
     """What tells whether a call changed an argument tensor: its data's version, its .grad and
     that grad's version (in-place clipping scales a grad without replacing it)."""
     grad = t.grad
-    return (t._version, grad, None if grad is None else grad._version,
+    # An inference tensor keeps no version: an argument made under inference_mode() is one the
+    # call could change in place only under it too, which goes unseen.
+    return (None if t.is_inference() else t._version, grad, None if grad is None else grad._version,
             None if t.is_meta else t.data_ptr(), t.grad_fn is not None, t.requires_grad)
 
 
 def _changed(t, marks: tuple) -> bool:
     version, grad, grad_version, pointer, had_history, required_grad = marks
-    return (t._version != version or t.grad is not grad or (not t.is_meta and t.data_ptr() != pointer)
-            or (grad is not None and grad._version != grad_version)
+    return ((version is not None and t._version != version) or t.grad is not grad
+            or (not t.is_meta and t.data_ptr() != pointer) or (grad is not None and grad._version != grad_version)
             or (t.grad_fn is not None) != had_history or t.requires_grad != required_grad)
 
 
@@ -248,6 +252,20 @@ def _change(t, marks: tuple, out: list[bytes]) -> dict:
             "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
             "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
             "history": t.grad_fn is not None and not had_history}
+
+
+def _changes(sent: list, before: list, copies: list, copies_before: list, rng_before: bytes,
+             out: list[bytes]) -> dict:
+    """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
+    argument tensors it changed, the state of each object sent as a copy, and the RNG state when
+    it drew random numbers."""
+    import torch
+
+    rng_after = torch.get_rng_state().numpy().tobytes()
+    return {"changed": [[i, _change(t, marks, out)] for i, (t, marks) in enumerate(zip(sent, before, strict=True))
+                        if _changed(t, marks)],
+            "copies": [_state(c, snapshot, out) for c, snapshot in zip(copies, copies_before)],
+            "rng": wire.encode(rng_after if rng_after != rng_before else None, out)}
 
 
 def _snapshot(obj: Any) -> Any:

@@ -156,6 +156,8 @@ def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
     node = {"k": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
             "device": str(t.device), "grad": bool(t.requires_grad),
             "parameter": type(t) is torch.nn.Parameter}
+    if t.is_inference():
+        node["inference"] = True
     if t.device.type != "meta":
         data = t.detach().to("cpu").contiguous().reshape(-1)
         if data.dtype.is_complex:
@@ -291,6 +293,9 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
             out = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
         if device.type != "cpu":
             out = out.to(device)
+    if node.get("inference") is True:  # made under torch.inference_mode(), never requiring grad
+        with torch.inference_mode():
+            return out.clone()
     wants_grad = grads and node.get("grad") is True
     if node.get("parameter") is True:
         out = torch.nn.Parameter(out, requires_grad=wants_grad)

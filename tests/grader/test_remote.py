@@ -140,6 +140,18 @@ MODULE = textwrap.dedent('''
     def ema_with_history(avg, new):
         avg.mul_(0.5).add_(new, alpha=0.5)
 
+    def to_eval_then_fail(model, x):
+        model.eval()
+        x.add_(1)
+        raise Mistake("after switching the model to eval")
+
+    def predict(x):
+        with torch.inference_mode():
+            return x * 2
+
+    def is_inference(x):
+        return x.is_inference()
+
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
 ''')
@@ -428,6 +440,27 @@ def test_a_module_passed_in_and_returned_is_the_same_object_with_its_flags(modul
     model = _model()
     assert module.to_eval(model) is model
     assert not model.training and not model[1].training
+
+
+def test_what_a_call_changed_before_it_raised_stays_changed_here(module):
+    """As in one process: the module's flags and the argument's data the call changed before its
+    exception, and the exception itself."""
+    model, x = _model(), torch.zeros(2)
+    with pytest.raises(ValueError, match="after switching the model to eval") as raised:
+        module.to_eval_then_fail(model, x)
+    assert type(raised.value).__name__ == "Mistake"
+    assert not model.training and not model[1].training
+    assert torch.equal(x, torch.ones(2))
+
+
+def test_inference_tensors_cross_as_inference_tensors_both_ways(module):
+    out = module.predict(torch.ones(3))
+    assert out.is_inference() and torch.equal(out, torch.full((3,), 2.0))
+    assert not module.predict(torch.ones(3)).requires_grad
+    with torch.inference_mode():
+        made_here = torch.ones(2)
+    assert module.is_inference(made_here) is True
+    assert module.is_inference(torch.ones(2)) is False
 
 
 def test_a_call_that_replaces_a_submodule_it_was_given_fails(module):
