@@ -1,12 +1,14 @@
 """The record protocol between a pytest child and the grader: event names, the writer the
 child's plugin uses, and the verifier the grader reads with.
 
-A record is one JSON object per line, ``{"sig": HMAC-SHA256(key, body), "body": "<json>"}``. The
-key reaches the child once, over a pipe of its own, and lives only in the writer's closure, so a
-line that submitted code writes to the report pipe itself does not verify and is counted as
-forged. Events, in the order a child sends them: ``sandbox`` (the child's view of its jail),
-``collected`` (one per test, with its points), ``started`` / ``result`` (around each test),
-``tamper`` (a canary saw the checks changed), ``finished`` (the session's exit status).
+A line is ``{"sig": HMAC-SHA256(key, body), "body": "<json>"}``, whose body is one record (a JSON
+object) or several (a list of them, signed together: a child grading the whole catalog reports
+thousands of tests collected, and most as not started, at once). The key reaches the child
+once, over a pipe of its own, and lives only in the writer's closure, so a line that submitted
+code writes to the report pipe itself does not verify and is counted as forged. Events, in the
+order a child sends them: ``sandbox`` (the child's view of its jail), ``collected`` (one per
+test, with its points), ``started`` / ``result`` (around each test), ``tamper`` (a canary saw
+the checks changed), ``finished`` (the session's exit status).
 
 Framework-free and engine-free: imported by the pytest plugin inside the grading child.
 """
@@ -33,6 +35,12 @@ class Event(StrEnum):
     FINISHED = "finished"
 
 
+# What a grading child writes to its output just before its ``finished`` record: the grader keeps
+# the output up to here (what follows, pytest's closing lines, may still be on its way when the
+# grader stops waiting for the child).
+OUTPUT_END = b"\n[the test session's output ends here]\n"
+
+
 def new_key() -> bytes:
     return secrets.token_bytes(32)
 
@@ -50,9 +58,10 @@ def _sign(key: bytes, body: str) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-def writer(fd: int, key_fd: int | None) -> Callable[[dict], None]:
-    """A function that writes signed records to the grader's pipe ``fd``, with the key read once
-    from ``key_fd`` (no key: signed with the empty key, which no verifier with a key accepts)."""
+def writer(fd: int, key_fd: int | None) -> Callable[[dict | list[dict]], None]:
+    """A function that writes signed records to the grader's pipe ``fd``, one line per call (a
+    record, or a list of records as one line), with the key read once from ``key_fd`` (no key:
+    signed with the empty key, which no verifier with a key accepts)."""
     key = b""
     if key_fd is not None:
         with os.fdopen(key_fd, "rb") as stream:
@@ -60,7 +69,7 @@ def writer(fd: int, key_fd: int | None) -> Callable[[dict], None]:
     stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
     owner = os.getpid()
 
-    def write(record: dict) -> None:
+    def write(record: dict | list[dict]) -> None:
         if os.getpid() != owner:
             return  # a forked copy of the test process never speaks for it
         body = json.dumps(record)
@@ -69,22 +78,24 @@ def writer(fd: int, key_fd: int | None) -> Callable[[dict], None]:
     return write
 
 
-def verify(key: bytes, line: str) -> dict | None:
-    """Parse one signed record line; None if it is not ours (forged, torn or not JSON)."""
+def verify(key: bytes, line: str) -> list[dict] | None:
+    """The records of one signed line; None if it is not ours (forged, torn or not JSON)."""
     try:
         outer = json.loads(line)
         body = outer["body"]
         if not hmac.compare_digest(_sign(key, body), outer["sig"]):
             return None
-        return json.loads(body)
+        records = json.loads(body)
     except (ValueError, KeyError, TypeError):
         return None
+    records = records if isinstance(records, list) else [records]
+    return records if all(isinstance(r, dict) for r in records) else None
 
 
 def verify_all(key: bytes, lines: Iterable[str]) -> list[dict]:
     """The records of ``lines`` that verify, in order (a torn last line of a killed child is
     dropped with the forged ones)."""
-    return [record for line in lines if (record := verify(key, line)) is not None]
+    return [record for line in lines for record in verify(key, line) or ()]
 
 
 def of(records: Iterable[dict], event: Event) -> list[dict]:

@@ -19,7 +19,7 @@ import fnmatch
 import os
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from grader import wrong_solutions
@@ -100,12 +100,12 @@ class Exercise:
     # submission does cannot change the verdict. Its hidden tests only call into the module.
     separate_process: bool = False
 
-    @property
+    @cached_property  # of the id alone; a grading child asks for it per test
     def relpath(self) -> Path:
         """Path of the module under test relative to an implementation root."""
         return Path(*self.id.split(".")).with_suffix(".py")
 
-    @property
+    @cached_property
     def stem(self) -> str:
         return self.id.rsplit(".", 1)[1]
 

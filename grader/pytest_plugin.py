@@ -39,6 +39,7 @@ from grader.outcomes import State, TestStatus, Visibility, classify
 CUDA_SKIP_REASON = "needs CUDA, which this machine does not have"
 
 _EXERCISE = pytest.StashKey["catalog.Exercise | None"]()
+_VISIBILITY = pytest.StashKey[Visibility]()
 _IMPL_ROOT = pytest.StashKey[Path]()
 _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
@@ -173,7 +174,8 @@ def _sandbox_facts() -> dict:
             "kit_writable": os.access(Path(__file__).resolve().parent, os.W_OK)}
 
 
-def _emit(config: pytest.Config, record: dict) -> None:
+def _emit(config: pytest.Config, record: dict | list[dict]) -> None:
+    """Send ``record`` (or a list of records, as one signed line) to the grader, when grading."""
     write = config.stash.get(_REPORT, None)
     if write is not None:
         write(record)
@@ -189,7 +191,13 @@ def points_of(item: pytest.Item) -> float:
 
 
 def _visibility(ex: catalog.Exercise, item: pytest.Item) -> Visibility:
-    return Visibility.HIDDEN if _resolved(str(item.path)) == ex.hidden_tests else Visibility.VISIBLE
+    """Whether ``item``, a test of ``ex``, is one of its public or hidden tests (found once, at
+    collection: a whole-catalog child reports thousands)."""
+    found = item.stash.get(_VISIBILITY, None)
+    if found is None:
+        found = item.stash[_VISIBILITY] = (Visibility.HIDDEN if _resolved(str(item.path)) == ex.hidden_tests
+                                           else Visibility.VISIBLE)
+    return found
 
 
 @functools.cache  # after every test: resolving the path each time cost 0.1 ms of each
@@ -239,13 +247,16 @@ def _chosen(items: list[pytest.Item], chosen: dict[str, set[str]]) -> tuple[list
 
 
 def _emit_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
+    collected = []
     for item in items:
         if (ex := exercise_of(item)) is not None:
             unavailable = CUDA_SKIP_REASON if any(
                 m.kwargs.get("reason") == CUDA_SKIP_REASON for m in item.iter_markers("skip")) else ""
-            _emit(config, {"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
-                           "points": points_of(item), "visibility": _visibility(ex, item),
-                           "unavailable": unavailable})
+            collected.append({"event": records.Event.COLLECTED, "nodeid": item.nodeid, "exercise": ex.id,
+                              "points": points_of(item), "visibility": _visibility(ex, item),
+                              "unavailable": unavailable})
+    if collected:
+        _emit(config, collected)
 
 
 def _without_absent_modules(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
@@ -259,12 +270,13 @@ def _without_absent_modules(config: pytest.Config, items: list[pytest.Item]) -> 
     root = config.stash[_IMPL_ROOT]
     graded = {ex.id: ex for item in items if (ex := exercise_of(item)) is not None}
     absent = {ex_id for ex_id, ex in graded.items() if not (root / ex.relpath).is_file()}
-    for item in items:
-        if (ex := exercise_of(item)) is not None and ex.id in absent:
-            _emit(config, {"event": records.Event.RESULT, "nodeid": item.nodeid, "exercise": ex.id,
-                           "status": TestStatus.ERROR, "not_started": True, "duration": 0.0,
-                           "message": feedback.not_started(f"no file {ex.relpath} in the submission"),
-                           "checked_in_executor": False})
+    why = {ex_id: feedback.not_started(f"no file {graded[ex_id].relpath} in the submission") for ex_id in absent}
+    not_started = [{"event": records.Event.RESULT, "nodeid": item.nodeid, "exercise": ex.id,
+                    "status": TestStatus.ERROR, "not_started": True, "duration": 0.0,
+                    "message": why[ex.id], "checked_in_executor": False}
+                   for item in items if (ex := exercise_of(item)) is not None and ex.id in absent]
+    if not_started:
+        _emit(config, not_started)
     return [item for item in items if (ex := exercise_of(item)) is None or ex.id not in absent]
 
 
@@ -273,6 +285,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         ex = catalog.exercise_for_test_file(Path(str(item.path)))
         item.stash[_EXERCISE] = ex
+        if ex is not None:
+            _visibility(ex, item)
         if item.get_closest_marker("cuda") is not None:
             if cuda is None:
                 cuda = _cuda_available()
@@ -524,6 +538,12 @@ class _ReportCollector:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter, exitstatus: int):
+        if self.config.getoption("grading") and self.config.stash.get(_REPORT, None) is not None:
+            terminalreporter._tw.flush()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            with contextlib.suppress(OSError):  # an output the submission closed
+                os.write(1, records.OUTPUT_END)
         _emit(self.config, {"event": records.Event.FINISHED, "exitstatus": int(exitstatus)})
         try:
             return (yield)

@@ -188,6 +188,8 @@ def _serving_plugin(requests: socket.socket, policy: dict, ready: int):
             # it stops here and starts over in each child, on the child's own output.
             capture = session.config.pluginmanager.get_plugin("capturemanager")
             capture.stop_global_capturing()
+            for item in session.items:
+                item.location  # noqa: B018 - a cached property pytest fills per test: once here, not per child
             gc.collect()
             gc.freeze()  # children never collect (or copy, on write) what was loaded here
             options = _serve(requests, policy, ready)
@@ -252,7 +254,7 @@ class ForkedChild:
         while b"\n" not in self._pending:
             try:
                 chunk = self._conn.recv(64)
-            except TimeoutError:
+            except (TimeoutError, BlockingIOError):  # the latter: timeout 0, nothing there yet
                 raise subprocess.TimeoutExpired("forked grading child", timeout) from None
             if not chunk:
                 raise ConnectionError("the fork server went away")

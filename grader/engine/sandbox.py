@@ -22,6 +22,7 @@ each test as it starts (``started``), which is what the outside per-test limit w
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import json
 import os
@@ -34,14 +35,15 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
 from grader.engine import forkserver, jail
-from grader.engine.scan import Finding, scan_tree
+from grader.engine.scan import Finding, read_tree, scan_sources
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
                 "sitecustomize.py", "usercustomize.py", "setup.py"}
@@ -207,7 +209,8 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     modules = ["pytest", "_hypothesis_pytestplugin", "pytest_timeout", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
-                    "torch.func", "grader.checks", "grader.checks._strategies"]
+                    "torch.func", "grader.checks", "grader.checks._strategies",
+                    "grader.remote", "grader.remote._executor"]  # for exercises graded apart
     if frameworks & {"tensorflow", "crossframework"}:
         modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
     return tuple(modules)
@@ -279,6 +282,10 @@ def _announce(facts: dict) -> None:
 
 OUTSIDE_GRACE_S = 10.0  # a test's setup (the submission's import), teardown and canaries
 MAX_RESTARTS = 2  # fresh children after tests that overran: then the rest are not run
+# How long a child that sent its "finished" record may take to exit (pytest's summary, closing
+# its executors) before it is killed.
+AFTER_FINISHED_S = 10.0
+OUTPUT_END_WAIT_S = 2.0  # for the output that came before "finished" to be read
 
 
 def outside_limit(test_s: float) -> float:
@@ -322,48 +329,103 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     _announce(level)
     if level["level"] == "container":
         jail.restrict_for_container(policy["hide"])
-    with tempfile.TemporaryDirectory(prefix="drills-") as tmp:
-        work = Path(tmp)
-        impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
-        if fork:  # the tests its fork server collected once (see ``forking_kit``)
-            kit = forking_kit()
-            policy["reveal"] = [*policy["reveal"], str(kit)]
-        findings = scan_tree(impl)
-        env = _env(work, kit)
-        runs: list[ChildRun] = []
-        left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
-        done: list[str] = []  # tests reported or stopped: a fresh child deselects them
-        while True:
-            # What the child runs, in a file of the work directory (which the child cannot write):
-            # a request to the fork server has no room for thousands of test names.
-            if fork:
-                options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
-                           "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
-                           "deselect": done, "exitfirst": stop_at_first_failure}
-                (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
-                args = []
-            else:  # a pytest command line, the tests chosen in an @file (one argument a line)
-                chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
-                          for name in names]
-                (work / "tests.args").write_text("".join(
-                    f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
-                args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
-                        "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                        *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
-            run = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
-            runs.append(run)
-            left -= run.ran_s
-            done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
-            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
-                break
-        run = _merge(runs)
-        run.ignored, run.findings, run.isolation = ignored, findings, level
-        return run
+    workdir = tempfile.TemporaryDirectory(prefix="drills-")
+    ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
+    try:
+        with ThreadPoolExecutor(1) as helper:
+            return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
+                                 stop_at_first_failure, select, helper, ends)
+    finally:
+        _end(ends, workdir)
+
+
+def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
+                  policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
+                  select: Mapping[str, Collection[str]] | None, helper: ThreadPoolExecutor,
+                  ends: list[Callable[[], None]]) -> ChildRun:
+    """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
+    impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
+    if fork:  # the tests its fork server collected once (see ``forking_kit``)
+        kit = forking_kit()
+        policy["reveal"] = [*policy["reveal"], str(kit)]
+    scanning = helper.submit(scan_sources, read_tree(impl))  # read now, scanned while the child runs
+    env = _env(work, kit)
+    runs: list[ChildRun] = []
+    left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
+    done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+    while True:
+        # What the child runs, in a file of the work directory (which the child cannot write):
+        # a request to the fork server has no room for thousands of test names.
+        if fork:
+            options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
+                       "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
+                       "deselect": done, "exitfirst": stop_at_first_failure}
+            (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
+            args = []
+        else:  # a pytest command line, the tests chosen in an @file (one argument a line)
+            chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
+                      for name in names]
+            (work / "tests.args").write_text("".join(
+                f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
+            args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
+                    "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                    *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
+        run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
+        ends.append(end)
+        runs.append(run)
+        left -= run.ran_s
+        done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
+        if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
+            break
+    run = _merge(runs)
+    run.ignored, run.findings, run.isolation = ignored, scanning.result(), level
+    return run
+
+
+# Inside ``ending_in_background``: how many callers let children end in the background, and
+# the threads waiting for them.
+_background = {"callers": 0, "threads": []}
+_background_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def ending_in_background():
+    """Inside: a grading run returns as soon as its last child has reported its end; waiting for
+    the children's processes to go, releasing their uids and removing the work directory happen
+    in a thread (a batch grades its next submission meanwhile). On leaving, all of that is done."""
+    with _background_lock:
+        _background["callers"] += 1
+    try:
+        yield
+    finally:
+        with _background_lock:
+            _background["callers"] -= 1
+            threads, _background["threads"] = _background["threads"], []
+        for thread in threads:
+            thread.join()
+
+
+def _end(ends: list[Callable[[], None]], workdir: tempfile.TemporaryDirectory) -> None:
+    """Wait for the children's ends, then remove their work directory: now, or in the background
+    inside ``ending_in_background``."""
+    def end() -> None:
+        for child_end in ends:
+            child_end()
+        workdir.cleanup()
+
+    with _background_lock:
+        if _background["callers"]:
+            thread = threading.Thread(target=end, name="drills-child-end", daemon=True)
+            _background["threads"].append(thread)
+            thread.start()
+            return
+    end()
 
 
 def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, limits: Limits,
-               wall_s: float, fork_for: list[catalog.Exercise] | None) -> ChildRun:
-    """One grading child: started fresh, or forked from the fork server for ``fork_for``."""
+               wall_s: float, fork_for: list[catalog.Exercise] | None) -> tuple[ChildRun, Callable[[], None]]:
+    """One grading child: started fresh, or forked from the fork server for ``fork_for``. Returns
+    its run and the function that waits for its end and releases its uid (``_supervise``)."""
     key = _records.new_key()
     report_r, report_w = os.pipe()
     key_r = _records.key_pipe(key)
@@ -389,16 +451,22 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
             return subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=env, cwd=work / "rw" / "cwd", pass_fds=(report_w, key_r), start_new_session=True)
-    run = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
-    facts = _records.first(run.records, Event.SANDBOX)
-    if isinstance(facts.get("uid"), int):
-        jail.release(facts["uid"])
-    return run
+    run, wait_for_end = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
+    uid = _records.first(run.records, Event.SANDBOX).get("uid")
+
+    def end() -> None:
+        wait_for_end()
+        if isinstance(uid, int):
+            jail.release(uid)
+
+    return run, end
 
 
 def _merge(runs: list[ChildRun]) -> ChildRun:
     """One run out of a child and the fresh ones started after tests it overran: every record
     once (collection and sandbox facts from the first), the last child's ending."""
+    if len(runs) == 1:
+        return runs[0]
     first, last = runs[0], runs[-1]
     once = (Event.COLLECTED, Event.SANDBOX)
     merged = [r for r in first.records if r.get("event") in once]
@@ -411,16 +479,20 @@ def _merge(runs: list[ChildRun]) -> ChildRun:
 
 
 def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
-               limits: Limits, wall_s: float) -> ChildRun:
+               limits: Limits, wall_s: float) -> tuple[ChildRun, Callable[[], None]]:
     """Start the child (``start()`` returns a ``Popen``-like object), read its output and
     records, and kill its process group after ``wall_s`` seconds or when a test runs past
-    ``outside_limit`` (it then gets a failed result saying so)."""
+    ``outside_limit`` (it then gets a failed result saying so). Returns once the child has
+    ended, or has sent its ``finished`` record (it has nothing more to report and is left to exit
+    by itself, killed after ``AFTER_FINISHED_S``), with the function that waits for its end."""
     records: list[dict] = []
     forged = 0
     head, tail = bytearray(), bytearray()
     killed_for = ""
     # The test now running (from its "started" record to its result) and when the last record came.
-    running: dict = {"nodeid": None, "since": None, "watch": False}
+    running: dict = {"nodeid": None, "since": None, "watch": False, "finished": None}
+    reported = threading.Event()  # the "finished" record came, or the report pipe closed
+    output_ended = threading.Event()  # the output came up to ``_records.OUTPUT_END``, or closed
     try:
         proc = start()
     finally:
@@ -440,37 +512,60 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
 
     def read_output() -> None:
         total = 0
+        held = b""  # the last bytes, kept back until it is known that the end mark does not begin there
+
+        def keep(data: bytes) -> None:
+            if len(head) < 8192:
+                head.extend(data[: 8192 - len(head)])
+            tail.extend(data)
+            del tail[:-16384]
+
         for chunk in iter(lambda: proc.stdout.read1(65536), b""):
             total += len(chunk)
-            if len(head) < 8192:
-                head.extend(chunk[: 8192 - len(head)])
-            tail.extend(chunk)
-            del tail[:-16384]
             if total > limits.output_bytes:
                 kill("output")
+            if output_ended.is_set():
+                continue  # read to the end, kept no longer
+            data = held + chunk
+            end = data.find(_records.OUTPUT_END)
+            if end >= 0:
+                keep(data[:end])
+                output_ended.set()
+            else:
+                cut = max(0, len(data) - len(_records.OUTPUT_END) + 1)
+                keep(data[:cut])
+                held = data[cut:]
+        if not output_ended.is_set():
+            keep(held)
+        output_ended.set()
 
     def read_records() -> None:
         nonlocal forged
         size = 0
-        with os.fdopen(report_r, "rb") as stream:
-            for line in stream:
-                size += len(line)
-                if size > 50_000_000:
-                    kill("report")
-                    break
-                record = _records.verify(key, line.decode("utf-8", "replace"))
-                if record is None:
-                    forged += 1
-                    continue
-                records.append(record)
-                event = record.get("event")
-                running["since"] = time.monotonic()
-                if event == Event.STARTED:
-                    running["nodeid"], running["watch"] = record.get("nodeid"), True
-                elif event == Event.RESULT and record.get("nodeid") == running["nodeid"]:
-                    running["nodeid"] = None
-                elif event == Event.FINISHED:
-                    running["watch"] = False
+        try:
+            with os.fdopen(report_r, "rb") as stream:
+                for line in stream:
+                    size += len(line)
+                    if size > 50_000_000:
+                        kill("report")
+                        break
+                    found = _records.verify(key, line.decode("utf-8", "replace"))
+                    if found is None:
+                        forged += 1
+                        continue
+                    records.extend(found)
+                    running["since"] = time.monotonic()
+                    for record in found:
+                        event = record.get("event")
+                        if event == Event.STARTED:
+                            running["nodeid"], running["watch"] = record.get("nodeid"), True
+                        elif event == Event.RESULT and record.get("nodeid") == running["nodeid"]:
+                            running["nodeid"] = None
+                        elif event == Event.FINISHED:
+                            running["watch"], running["finished"] = False, record.get("exitstatus")
+                            reported.set()
+        finally:
+            reported.set()
 
     readers = [threading.Thread(target=f, daemon=True) for f in (read_output, read_records)]
     for t in readers:
@@ -479,8 +574,14 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
     overran = None
     code: int | None = None
     while True:
+        reported.wait(timeout=0.25)
+        if running["finished"] is not None:  # the session is over: what it still does is not graded
+            code = running["finished"]
+            output_ended.wait(timeout=OUTPUT_END_WAIT_S)  # written before the record: on its way
+            break
         try:
-            code = proc.wait(timeout=0.25)
+            # Once the report pipe closed the child is ending; before, this only looks.
+            code = proc.wait(timeout=0.25 if reported.is_set() else 0)
             break
         except subprocess.TimeoutExpired:
             now = time.monotonic()
@@ -498,10 +599,12 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
             kill("")
             code = None
             break
-    kill("")  # grandchildren may linger and hold the pipes open
-    for t in readers:
-        t.join(timeout=10)
-    _RUNNING.discard(proc)
+    ran_s = time.monotonic() - started
+    if running["finished"] is None:
+        kill("")  # grandchildren may linger and hold the pipes open
+        for t in readers:
+            t.join(timeout=10)
+    records, forged_so_far = list(records), forged  # lines after "finished" are not waited for
     if killed_for:
         code = None
     if overran:
@@ -515,5 +618,19 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
     output = head.decode("utf-8", "replace")
     if len(tail) and not bytes(head).endswith(bytes(tail[-64:])):
         output += "\n[...]\n" + tail.decode("utf-8", "replace")
-    return ChildRun(records, code, output, killed_for, forged=forged,
-                    ran_s=time.monotonic() - started)
+
+    def wait_for_end() -> None:
+        # A child that reported its end exits by itself: killed, its PID namespace's first process
+        # would outlive the jail process waiting for it, and linger as the host's zombie.
+        try:
+            proc.wait(timeout=AFTER_FINISHED_S if running["finished"] is not None else None)
+        except subprocess.TimeoutExpired:
+            kill("")
+        with contextlib.suppress(ConnectionError, OSError):
+            proc.wait()
+        kill("")  # grandchildren may linger and hold the pipes open
+        for t in readers:
+            t.join(timeout=10)
+        _RUNNING.discard(proc)
+
+    return ChildRun(records, code, output, killed_for, forged=forged_so_far, ran_s=ran_s), wait_for_end

@@ -145,10 +145,14 @@ def scan_source(source: str, path: str) -> list[Finding]:
     return sorted(unique.values(), key=lambda f: (f.line, f.what))
 
 
-def scan_tree(root: Path) -> list[Finding]:
-    """Scan every ``*.py`` file under ``root`` (the staged submission)."""
-    findings: list[Finding] = []
-    for path in sorted(root.rglob("*.py")):
-        findings.extend(scan_source(path.read_text(encoding="utf-8", errors="replace"),
-                                    str(path.relative_to(root))))
-    return findings
+def read_tree(root: Path) -> dict[str, str]:
+    """Every ``*.py`` file under ``root`` (the staged submission): its path relative to ``root``
+    -> its text, read now (a submission run after this cannot change what is scanned)."""
+    return {str(path.relative_to(root)): path.read_text(encoding="utf-8", errors="replace")
+            for path in sorted(root.rglob("*.py"))}
+
+
+def scan_sources(sources: dict[str, str]) -> list[Finding]:
+    """Scan each module of ``sources`` (path -> text, as ``read_tree`` gives)."""
+    return [finding for path, text in sources.items() for finding in scan_source(text, path)]
+

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from grader import _records, catalog
 from grader._records import Event
-from grader.engine import redact
+from grader.engine import redact, similarity
 from grader.engine.intake import SubmissionError, open_submission
 from grader.engine.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
-from grader.engine.similarity import flag_near_copies
 from grader.outcomes import NOT_STARTED_PREFIX, State, TestStatus, classify
 
 __all__ = ["Report", "SubmissionError", "candidate_name", "score_path", "score_submission"]
@@ -217,8 +217,10 @@ def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, 
            select: Mapping[str, Collection[str]] | None = None) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
-    run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
-                    stop_at_first_failure=stop_at_first_failure, select=select)
+    with ThreadPoolExecutor(1) as helper:
+        comparing = helper.submit(similarity.to_references, code)  # while the tests run
+        run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
+                        stop_at_first_failure=stop_at_first_failure, select=select)
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]
@@ -233,7 +235,7 @@ def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, 
     report = Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
                     results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
                     flags, round(test_time, 3), candidate_name(submission))
-    flag_near_copies(report)
+    similarity.flag_near_copies(report, comparing.result())
     return report
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from grader import __version__, catalog
-from grader.engine import forkserver, similarity
+from grader.engine import forkserver, sandbox, similarity
 from grader.engine.sandbox import Limits, kill_all
 from grader.engine.scoring import Report, SubmissionError, score_path
 from grader.errors import BatchError
@@ -275,13 +275,15 @@ def _report_pairs(pairs: list[similarity.Pair], out: Path, log: Callable[[str], 
 def _grade_locally(todo: list[Entry], exercise_ids: list[str] | None, limits: Limits,
                    hide: list[Path], fork: bool, jobs: int) -> Iterator[list[tuple[Entry, Future]]]:
     """Grade ``todo`` in ``jobs`` threads here; yield the (entry, future) pairs that finished,
-    as they finish."""
+    as they finish. A child that reported its end is waited for in the background while the next
+    submission is graded (``sandbox.ending_in_background``)."""
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide, fork): e for e in todo}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            yield [(pending.pop(future), future) for future in finished]
+        with sandbox.ending_in_background():
+            pending = {pool.submit(grade_entry, e, exercise_ids, limits, hide, fork): e for e in todo}
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                yield [(pending.pop(future), future) for future in finished]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

@@ -310,7 +310,9 @@ def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, se
             on_mutant(ex.id, mutant, verdict)
         return mutant, verdict
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    from grader.engine import sandbox
+
+    with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for mutant, verdict in pool.map(grade, chosen):
             if verdict is None:
                 result.not_run += 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import catalog
-from grader.engine import forkserver
+from grader.engine import forkserver, sandbox
 from grader.engine.sandbox import Limits
 from grader.engine.scoring import ExerciseResult, Report, score_submission
 from grader.outcomes import State, TestStatus, Visibility
@@ -152,7 +152,7 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
             return report
 
         try:
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
                 reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
         finally:
             forkserver.close_all()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from grader import _records, catalog
 from grader._records import Event
 from grader.cli import main
+from grader.engine import sandbox
 from grader.engine.redact import DUMP_REMOVED
 from grader.engine.sandbox import Limits, run_tests
 from grader.engine.scoring import SubmissionError, score_submission
@@ -145,3 +147,46 @@ def test_stop_at_first_failure_ends_the_run_there(tmp_path):
     counted = [t for t in result.tests if t.status != "not_run"]
     assert [t.status for t in counted].count("failed") == 1, [(t.name, t.status) for t in counted]
     assert {t.status for t in counted} == {"failed", "missing"} and result.score == 0
+
+
+def test_a_signed_line_carries_one_record_or_a_list_and_a_forged_one_none(tmp_path):
+    key = _records.new_key()
+    read_end, write_end = os.pipe()
+    write = _records.writer(write_end, _records.key_pipe(key))
+    write({"event": "finished", "exitstatus": 0})
+    write([{"event": "collected", "nodeid": "a"}, {"event": "collected", "nodeid": "b"}])
+    lines = os.read(read_end, 1 << 16).decode().splitlines()
+    assert _records.verify(key, lines[0]) == [{"event": "finished", "exitstatus": 0}]
+    assert [r["nodeid"] for r in _records.verify(key, lines[1])] == ["a", "b"]
+    assert _records.verify(_records.new_key(), lines[1]) is None  # another key: forged
+    body = json.dumps(["not a record"])
+    assert _records.verify(key, json.dumps({"sig": _records._sign(key, body), "body": body})) is None
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_the_output_kept_ends_where_the_session_said_it_ends(tmp_path, fork):
+    """What the child printed before its end mark is kept whole; the mark and pytest's closing lines
+    after it are not (they may still be on their way when the grader stops waiting)."""
+    root = make_submission(tmp_path / "sub", {EX: REFERENCE})
+    run = run_tests(root.resolve(), [EX], Limits(), fork=fork)
+    assert _records.of(run.records, Event.FINISHED)
+    assert "[100%]" in run.output
+    assert _records.OUTPUT_END.decode().strip() not in run.output
+    assert " passed in " not in run.output  # pytest's last line comes after the mark
+
+
+def test_a_child_left_to_end_in_the_background_is_gone_when_the_block_is_left(tmp_path):
+    root = make_submission(tmp_path / "sub", {EX: REFERENCE})
+    with sandbox.ending_in_background():
+        run = run_tests(root.resolve(), [EX], Limits(), fork=True)
+    uid = _records.first(run.records, Event.SANDBOX).get("uid")
+    assert not sandbox._background["threads"] and not sandbox._RUNNING
+    if isinstance(uid, int):  # jailed as a uid of its own: nothing of it is left
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _uid_of(p) == uid]
+
+
+def _uid_of(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
