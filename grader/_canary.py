@@ -55,8 +55,9 @@ _WATCHED: dict[str, tuple[str, ...]] = {
 _METHODS_OF = {"_pytest.reports.TestReport": ("from_item_and_call",),
                "grader.checks._ranks.Ranks": ("run", "_collect")}
 
-_snapshot: dict[tuple[str, str], Any] = {}
-_codes: dict[tuple[str, str], Any] = {}  # a function's code can be swapped in place
+# (owner path, name) -> the value then, and its code where it had one (a Python function's code
+# can be swapped in place; a builtin's cannot be given one).
+_snapshot: dict[tuple[str, str], tuple[Any, Any]] = {}
 _plugins: set[int] = set()
 _module_globals: list[tuple[Any, dict[str, Any]]] = []
 
@@ -108,8 +109,7 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
         for name in names:
             value = _lookup(owner, name)
             if value is not None:
-                _snapshot[(owner_path, name)] = value
-                _codes[(owner_path, name)] = getattr(value, "__code__", None)
+                _snapshot[(owner_path, name)] = (value, getattr(value, "__code__", None))
     _plugins.update(id(p) for p in pluginmanager.get_plugins())
 
 
@@ -192,14 +192,14 @@ def check(pluginmanager: Any, *, behaviour: Collection[str] = FRAMEWORKS, module
         return []
     problems = []
     owners: dict[str, Any] = {}  # after every test: each owner resolved once, not once per name
-    for (owner_path, name), value in _snapshot.items():
+    for (owner_path, name), (value, code) in _snapshot.items():
         if owner_path not in owners:
             owners[owner_path] = builtins if owner_path == "builtins" else _resolve(owner_path)
         owner = owners[owner_path]
         now = _lookup(owner, name) if owner is not None else None
         if now is not value:
             problems.append(f"{owner_path}.{name} was replaced")
-        elif _codes.get((owner_path, name), None) is not getattr(value, "__code__", None):
+        elif code is not None and value.__code__ is not code:
             problems.append(f"the code of {owner_path}.{name} was replaced")
     for test_module, names in _module_globals:
         if module is not None and test_module is not module:
