@@ -26,7 +26,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader._source import replace_node
+from grader._source import parse, replace_node
 from grader.errors import GraderError
 
 _KEYS = {"why", "caught_by", "edit"}
@@ -83,7 +83,7 @@ class WrongSolution:
 
 
 def _replace_docstring(text: str, why: str, origin: Path) -> str:
-    body = ast.parse(text).body
+    body = parse(text).body
     first = body[0] if body else None
     if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)):

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from functools import cache, lru_cache
 from pathlib import Path
 
+from grader._source import parse
+
 MAX_MESSAGE_CHARS = 2000
 _MIN_LINE_CHARS = 16  # shorter source lines ("return out", "import torch") are not a leak
 REDACTED = "[hidden test source removed]"
@@ -29,7 +31,7 @@ def _source_lines(path: Path) -> tuple[frozenset[str], frozenset[str]]:
         return frozenset(), frozenset()
     lines = frozenset(line.strip() for line in text.splitlines() if len(line.strip()) >= _MIN_LINE_CHARS)
     try:
-        literals = [n.value for n in ast.walk(ast.parse(text))
+        literals = [n.value for n in ast.walk(parse(text))
                     if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     except SyntaxError:
         literals = []

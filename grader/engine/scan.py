@@ -11,6 +11,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader._source import parse
+
 SUSPICIOUS_MODULES = {
     "ctypes": "native memory and function access",
     "gc": "reaching other objects through the garbage collector",
@@ -101,7 +103,7 @@ def _builds_dunder(node: ast.AST) -> bool:
 def scan_source(source: str, path: str) -> list[Finding]:
     """Findings for one module's source; a syntax error is itself a finding."""
     try:
-        tree = ast.parse(source, filename=path)
+        tree = parse(source, path)
     except SyntaxError as exc:
         return [Finding(path, exc.lineno or 0, "syntax error", str(exc.msg))]
     findings: list[Finding] = []

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import catalog
+from grader._source import parse
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _normalise(text: str) -> str:
 
 def stub_docstrings(stub: Path) -> str:
     """The module's, classes' and functions' docstrings of ``stub``, joined."""
-    tree = ast.parse(stub.read_text(encoding="utf-8"))
+    tree = parse(stub.read_text(encoding="utf-8"))
     nodes = [tree, *(n for n in ast.walk(tree)
                      if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef))]
     return "\n".join(doc for n in nodes if (doc := ast.get_docstring(n)))
@@ -112,7 +113,7 @@ def stub_docstrings(stub: Path) -> str:
 
 def contract_bullets(stub: Path) -> list[str]:
     """The bullets of the module docstring's ``Contract`` section, each as one line of text."""
-    doc = ast.get_docstring(ast.parse(stub.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(parse(stub.read_text(encoding="utf-8"))) or ""
     match = re.search(r"^Contract\n-+\n(.*?)(?=^\S[^\n]*\n-+\n|\Z)", doc, re.S | re.M)
     if not match:
         return []
@@ -129,7 +130,7 @@ def defined_tests(path: Path) -> set[str]:
     """The test functions defined at the top of the test module ``path`` (none if it is missing)."""
     if not path.is_file():
         return set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path.read_text(encoding="utf-8"))
     return {n.name for n in tree.body
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test_")}
 

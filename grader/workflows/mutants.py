@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grader import catalog
-from grader._source import replace_node
+from grader._source import parse, replace_node
 
 # cosmic-ray's operators that make sense for tensor code (bit shifts and friends do not).
 COSMIC_RAY_OPERATORS = tuple(f"core/{name}" for name in (
@@ -139,7 +139,7 @@ def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
 
 def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
     """Our own operators: what cosmic-ray has no operator for."""
-    tree = ast.parse(source)
+    tree = parse(source)
     segment = lambda n: ast.get_source_segment(source, n)  # noqa: E731 - a short local alias
     bodies = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     for node in ast.walk(tree):
@@ -210,7 +210,7 @@ class _Behaviour(ast.NodeTransformer):
 
 
 def _behaviour(source: str) -> str:
-    return ast.dump(_Behaviour().visit(ast.parse(source)))
+    return ast.dump(_Behaviour().visit(parse(source)))
 
 
 def generate(ex: catalog.Exercise) -> list[Mutant]:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import PACKAGE_DIR, __version__, catalog
+from grader._source import parse
 from grader.errors import ExportError
 from grader.notebook_runtime import SUPPORTED_FIXTURES
 from grader.outcomes import Visibility, cell_kind
@@ -89,7 +90,7 @@ class TestCase:
 
 def _strip_module(source: str) -> tuple[str, bool]:
     """The module without its docstring and ``from __future__`` imports; whether it had any."""
-    tree = ast.parse(source)
+    tree = parse(source)
     drop: set[int] = set()
     future = False
     body = tree.body
@@ -121,7 +122,7 @@ def answer_source(ex: catalog.Exercise) -> str:
 
 
 def question_markdown(ex: catalog.Exercise) -> str:
-    doc = ast.get_docstring(ast.parse(_stub(ex))) or ex.title
+    doc = ast.get_docstring(parse(_stub(ex))) or ex.title
     title, _, rest = doc.partition("\n")
     return (f"# {title.strip()}\n\n*Exercise `{ex.id}` ({ex.difficulty}, about {ex.minutes} min) "
             f"of the tensor-drills kit.*\n\n{rest.strip()}\n")

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import catalog
+from grader._source import parse
 from grader.engine.sandbox import Limits
 from grader.engine.scoring import Report, SubmissionError, candidate_name, score_submission
 
@@ -65,14 +66,14 @@ def _is_answer_cell(cell: dict) -> bool:
 
 
 def _api_names(ex: catalog.Exercise) -> set[str]:
-    tree = ast.parse(ex.stub.read_text(encoding="utf-8"))
+    tree = parse(ex.stub.read_text(encoding="utf-8"))
     return {node.name for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
 def _defines(code: str, names: set[str]) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return False
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -91,7 +92,7 @@ _DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDe
 def _definitions(code: str) -> str:
     """The top-level definitions of a cell (nothing when it does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return ""
     lines = code.splitlines()

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import PACKAGE_DIR, catalog, progress
+from grader._source import parse
 from grader.errors import StubError
 
 PACKAGED_STUBS = PACKAGE_DIR / "_stubs"
@@ -51,7 +52,7 @@ def looks_like_stub(source: str) -> bool:
     """True when every function of ``source`` ends in ``raise NotImplementedError``, apart from
     the top-level functions its ``GIVEN`` names (see ``_given_functions``), and one at least does."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return False
     given = _given_functions(tree)
@@ -126,7 +127,7 @@ def hints(ex: catalog.Exercise, from_dir: Path | None = None) -> str:
         source, _ = pristine_stub(ex, from_dir)
     except StubError:
         source = ex.stub.read_text(encoding="utf-8")  # the learner's copy: better than nothing
-    doc = ast.get_docstring(ast.parse(source)) or ""
+    doc = ast.get_docstring(parse(source)) or ""
     lines = doc.splitlines()
     out: list[str] = []
     inside = False

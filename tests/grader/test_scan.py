@@ -4,6 +4,7 @@ flagged for review, written plainly or obfuscated, and ordinary solution code is
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,41 @@ def test_obfuscated_access_is_flagged(source):
 
 def test_ordinary_solution_code_is_not_flagged():
     assert scan_source(CLEAN, "m.py") == []
+
+
+def test_modules_parse_in_many_threads_at_once():
+    """CPython 3.11 builds an AST with a depth counter its threads share: a thread switch inside
+    one parse (a garbage collection running Python callbacks, as hypothesis registers) made another
+    parse fail with "SystemError: AST constructor recursion depth mismatch" in a two-job batch.
+    The kit's parses take turns (``grader._source.parse``)."""
+    import gc
+    import threading
+
+    from grader._source import parse
+
+    source = Path(__file__).read_text(encoding="utf-8")
+    errors: list[BaseException] = []
+
+    def parse_often() -> None:
+        try:
+            for _ in range(25):
+                parse(source)
+        except SystemError as exc:
+            errors.append(exc)
+
+    def busy_callback(phase, info) -> None:
+        sum(range(200))  # Python code inside a collection: where threads switch
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(50, 5, 5)
+    gc.callbacks.append(busy_callback)
+    try:
+        threads = [threading.Thread(target=parse_often) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.callbacks.remove(busy_callback)
+        gc.set_threshold(*threshold)
+    assert not errors, errors
