@@ -604,13 +604,15 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
         kill("")  # grandchildren may linger and hold the pipes open
         for t in readers:
             t.join(timeout=10)
-    records, forged_so_far = list(records), forged  # lines after "finished" are not waited for
+    # What came so far: lines after "finished" are not waited for, and the reader may still be
+    # adding them to ``records`` (a new name: its closure would follow a rebound one).
+    taken, forged_so_far = list(records), forged
     if killed_for:
         code = None
     if overran:
-        exercise = next((r.get("exercise") for r in _records.of(records, Event.COLLECTED)
+        exercise = next((r.get("exercise") for r in _records.of(taken, Event.COLLECTED)
                          if r.get("nodeid") == overran), None)
-        records.append({"event": Event.RESULT, "nodeid": overran, "exercise": exercise,
+        taken.append({"event": Event.RESULT, "nodeid": overran, "exercise": exercise,
                         "status": "failed", "not_started": False, "duration": per_test,
                         "message": f"Timeout: the test ran longer than {limits.test_s:g} s and "
                                    f"was stopped by the grader after {per_test:g} s (it outlived "
@@ -633,4 +635,4 @@ def _supervise(start, pass_fds: tuple[int, ...], report_r: int, key: bytes,
             t.join(timeout=10)
         _RUNNING.discard(proc)
 
-    return ChildRun(records, code, output, killed_for, forged=forged_so_far, ran_s=ran_s), wait_for_end
+    return ChildRun(taken, code, output, killed_for, forged=forged_so_far, ran_s=ran_s), wait_for_end
