@@ -332,54 +332,53 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     workdir = tempfile.TemporaryDirectory(prefix="drills-")
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
     try:
-        with ThreadPoolExecutor(1) as helper:
-            return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
-                                 stop_at_first_failure, select, helper, ends)
+        return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
+                             stop_at_first_failure, select, ends)
     finally:
         _end(ends, workdir)
 
 
 def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
-                  select: Mapping[str, Collection[str]] | None, helper: ThreadPoolExecutor,
-                  ends: list[Callable[[], None]]) -> ChildRun:
+                  select: Mapping[str, Collection[str]] | None, ends: list[Callable[[], None]]) -> ChildRun:
     """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
     impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
     if fork:  # the tests its fork server collected once (see ``forking_kit``)
         kit = forking_kit()
         policy["reveal"] = [*policy["reveal"], str(kit)]
-    scanning = helper.submit(scan_sources, read_tree(impl))  # read now, scanned while the child runs
-    env = _env(work, kit)
-    runs: list[ChildRun] = []
-    left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
-    done: list[str] = []  # tests reported or stopped: a fresh child deselects them
-    while True:
-        # What the child runs, in a file of the work directory (which the child cannot write):
-        # a request to the fork server has no room for thousands of test names.
-        if fork:
-            options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
-                       "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
-                       "deselect": done, "exitfirst": stop_at_first_failure}
-            (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
-            args = []
-        else:  # a pytest command line, the tests chosen in an @file (one argument a line)
-            chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
-                      for name in names]
-            (work / "tests.args").write_text("".join(
-                f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
-            args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
-                    "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                    *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
-        run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
-        ends.append(end)
-        runs.append(run)
-        left -= run.ran_s
-        done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
-        if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
-            break
-    run = _merge(runs)
-    run.ignored, run.findings, run.isolation = ignored, scanning.result(), level
-    return run
+    with ThreadPoolExecutor(1) as helper:
+        scanning = helper.submit(scan_sources, read_tree(impl))  # read now, scanned while the child runs
+        env = _env(work, kit)
+        runs: list[ChildRun] = []
+        left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
+        done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+        while True:
+            # What the child runs, in a file of the work directory (which the child cannot write):
+            # a request to the fork server has no room for thousands of test names.
+            if fork:
+                options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
+                           "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
+                           "deselect": done, "exitfirst": stop_at_first_failure}
+                (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
+                args = []
+            else:  # a pytest command line, the tests chosen in an @file (one argument a line)
+                chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
+                          for name in names]
+                (work / "tests.args").write_text("".join(
+                    f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
+                args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
+                        "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                        *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
+            run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
+            ends.append(end)
+            runs.append(run)
+            left -= run.ran_s
+            done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
+            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
+                break
+        run = _merge(runs)
+        run.ignored, run.findings, run.isolation = ignored, scanning.result(), level
+        return run
 
 
 # Inside ``ending_in_background``: how many callers let children end in the background, and

@@ -157,4 +157,3 @@ def read_tree(root: Path) -> dict[str, str]:
 def scan_sources(sources: dict[str, str]) -> list[Finding]:
     """Scan each module of ``sources`` (path -> text, as ``read_tree`` gives)."""
     return [finding for path, text in sources.items() for finding in scan_source(text, path)]
-

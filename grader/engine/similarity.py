@@ -98,12 +98,11 @@ def ratio(a: str, b: str) -> float | None:
 
 
 @functools.lru_cache(maxsize=128)
-def _matcher_against(reference: str) -> difflib.SequenceMatcher | None:
-    """A matcher whose second sequence is ``reference``'s normalized tokens (None when it does not
-    tokenize). A batch compares every submission with the same references: a matcher indexes its
-    second sequence once, and the reference is tokenized once."""
+def _reference_tokens(reference: str) -> tuple[str, ...] | None:
+    """``normalized_tokens`` of a reference solution, made once: a batch compares every submission
+    with the same references."""
     tokens = normalized_tokens(reference)
-    return None if tokens is None else difflib.SequenceMatcher(None, [], tokens, autojunk=False)
+    return None if tokens is None else tuple(tokens)
 
 
 @dataclass
@@ -141,10 +140,11 @@ def to_reference(ex: catalog.Exercise, code: str | None) -> Similarity:
     tokens = normalized_tokens(code)
     if tokens is None:
         return Similarity(ex.id, None, note="does not tokenize")
-    matcher = _matcher_against(reference)
-    if matcher is None:
+    reference_tokens = _reference_tokens(reference)
+    if reference_tokens is None:
         return Similarity(ex.id, None, note="the reference solution does not tokenize")
-    matcher.set_seq1(tokens)
+    # A matcher of its own: a batch's jobs compare with the same reference at once.
+    matcher = difflib.SequenceMatcher(None, tokens, reference_tokens, autojunk=False)
     return Similarity(ex.id, round(matcher.ratio(), 3), len(tokens))
 
 
