@@ -18,7 +18,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import check_gradients
 from grader.checks._opcount import count_aten_ops
-from grader.checks._ranks import RankFailed, Ranks, run_ranks
+from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
 from grader.checks._tensorboard import read_tensorboard, summary_writer
 from grader.checks._training import GradientSpy
 
@@ -43,6 +43,7 @@ __all__ = [
     "device_params",
     "nested_containers",
     "read_tensorboard",
+    "process_groups_kept",
     "run_ranks",
     "shapes",
     "summary_writer",

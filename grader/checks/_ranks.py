@@ -1,10 +1,11 @@
-"""Run functions of the module under test on several ranks: fresh processes (spawned, never
-forked from the test's process, which has run multi-threaded torch ops) that meet on loopback,
+"""Run functions of the module under test on several ranks: processes that meet on loopback,
 watched from the test's process so that a rank that raises, crashes or hangs fails the test with a
-clear message within its time limit."""
+clear message within its time limit. A rank is never forked from the test's process, which has
+run multi-threaded torch ops, but from a fork server of multiprocessing's (``_context``)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import importlib.util
@@ -17,7 +18,7 @@ import socket
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FunctionType
@@ -56,10 +57,11 @@ def free_loopback_port() -> int:
 
 
 class Ranks:
-    """``size`` spawned processes that each load the module ``fn``'s come from, once, and then run
-    calls of its functions, one job at a time (starting an interpreter and torch costs seconds, a
-    job a fraction of one). A job in which a rank fails stops them all unless every rank answered
-    within ``_SETTLE_S`` of the first error; the next job then starts fresh ones."""
+    """``size`` processes (forked by ``_context``'s server) that each load the module ``fn``'s
+    come from, once, and then run calls of its functions, one job at a time (starting them costs
+    milliseconds once the server runs, a job a fraction of a second). A job in which a rank fails
+    stops them all unless every rank answered within ``_SETTLE_S`` of the first error; the next
+    job then starts fresh ones."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -137,7 +139,7 @@ class Ranks:
         if self._procs and self._module == module:
             return
         self.close()
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _context()
         for index in range(self.size):
             here, there = ctx.Pipe()
             proc = ctx.Process(target=_rank_loop, args=(*module, there), name=f"rank-{index}", daemon=True)
@@ -210,6 +212,22 @@ def run_ranks(fn: FunctionType, world_size: int, calls: Callable[[int, str], tup
         return ranks.run(fn, calls, process_group=process_group, timeout_s=timeout_s)
 
 
+# What a rank imports before any job's time starts (DDP imports torch._dynamo when it first wraps
+# a model: seconds); the fork server imports it once.
+_PRELOAD = [__name__, "torch", "torch._dynamo", "torch.distributed", "torch.nn.parallel"]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """The context ranks start in: multiprocessing's fork server, one fresh interpreter per test
+    process (started on first use, ending with it) that imports ``_PRELOAD`` and runs no torch op,
+    so a rank forked from it is safe to fork and starts in milliseconds. Spawning each rank instead
+    cost an interpreter importing torch (seconds of CPU) per rank, again after every job that
+    stopped the ranks."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
 def _raise_rank_error(rank: int, world_size: int, module_file: str, kind: str, text: str,
                       frames: list[tuple[str, int, str, str]]) -> None:
     if kind == "NotImplementedError" and frames and frames[-1][0] == module_file and _STUB_RAISE.match(frames[-1][3]):
@@ -238,12 +256,11 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
     starts), say ready, then run each job sent until the pipe closes."""
     from grader._lifetime import die_with_parent
 
-    die_with_parent()  # a rank never outlives the test process that watches it
+    die_with_parent()  # its parent, the fork server, ends with the test process that watches the rank
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    for name in _PRELOAD:  # the fork server imported them, unless one failed to import there
+        importlib.import_module(name)
     import torch
-    import torch._dynamo
-    import torch.distributed
-    import torch.nn.parallel  # noqa: F401 - DDP imports torch._dynamo when it first wraps a model: seconds
 
     torch.set_num_threads(1)  # the ranks share the machine's cores
     _keep_process_groups()
@@ -269,14 +286,14 @@ def _rank_loop(module_name: str, module_file: str, conn) -> None:
         _release_process_groups()  # after the answer: not the job's time
 
 
-# The default process groups made during the current job (see ``_keep_process_groups``).
+# The default process groups made while ``_keep_process_groups`` was in effect.
 _GROUPS_OF_THE_JOB: list = []
 
 
-def _keep_process_groups() -> None:
-    """Hold a Python reference to every default process group a job makes until the rank has
-    answered the job (``_release_process_groups``), so that its C++ destructor never runs under
-    the GIL.
+def _keep_process_groups() -> Callable[[Any], None]:
+    """Hold a Python reference to every default process group made from now on until
+    ``_release_process_groups``, so that its C++ destructor never runs under the GIL. Returns
+    torch's own function this wraps (``process_groups_kept`` puts it back).
 
     Why: ``DistributedDataParallel``'s C++ ``Reducer`` holds the group too, and when the learner's
     function returns after ``destroy_process_group()`` the Reducer (freed with the DDP module, under
@@ -284,10 +301,11 @@ def _keep_process_groups() -> None:
     the GIL held, while a worker may still be releasing the all-reduce it just finished, whose
     captured thread-local state holds a Python object (the autograd engine stashes a context there
     during ``backward``) and so needs the GIL: a deadlock whenever that worker is late (at random,
-    on a loaded machine). A process group whose last reference is a Python one releases the GIL
-    before its destructor runs. ``init_process_group`` and ``destroy_process_group`` both set the
-    default group through ``distributed_c10d._update_default_pg``, however the learner imported
-    them; wrapping it sees every default group."""
+    on a loaded machine), which no time limit in that process can interrupt. A process group whose
+    last reference is a Python one releases the GIL before its destructor runs.
+    ``init_process_group`` and ``destroy_process_group`` both set the default group through
+    ``distributed_c10d._update_default_pg``, however the learner imported them; wrapping it sees
+    every default group."""
     import torch.distributed.distributed_c10d as c10d
 
     update = c10d._update_default_pg
@@ -298,6 +316,7 @@ def _keep_process_groups() -> None:
         update(pg)
 
     c10d._update_default_pg = _update_default_pg
+    return update
 
 
 def _release_process_groups() -> None:
@@ -307,6 +326,21 @@ def _release_process_groups() -> None:
     if _GROUPS_OF_THE_JOB:
         gc.collect()
         _GROUPS_OF_THE_JOB.clear()
+
+
+@contextlib.contextmanager
+def process_groups_kept() -> Iterator[None]:
+    """For a test that runs the learner's distributed code in its own process (a one-rank group):
+    the default process groups made in the block are kept until it ends and then freed without
+    the GIL, as a rank's are after each job (``_keep_process_groups`` says why)."""
+    import torch.distributed.distributed_c10d as c10d
+
+    update = _keep_process_groups()
+    try:
+        yield
+    finally:
+        c10d._update_default_pg = update
+        _release_process_groups()
 
 
 def _load(module_name: str, module_file: str):

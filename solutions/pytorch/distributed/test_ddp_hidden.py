@@ -1,7 +1,7 @@
 """Hidden tests for pytorch.distributed.ddp (the catalog's contract checks).
 
-Ranks are real processes (``grader.checks.Ranks``: two spawned processes, started once for the
-module, that run one job at a time and meet on 127.0.0.1 with gloo).
+Ranks are real processes (``grader.checks.Ranks``: two processes, started once for the module,
+that run one job at a time and meet on 127.0.0.1 with gloo).
 The references are independent of the submission: torch's own ``DistributedSampler`` for the
 shards, one process training on each step's combined batch for the parameters, and the mean
 computed here for the all-reduce. Each training configuration runs once per module (``runs``) and
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DistributedSampler, TensorDataset
 
-from grader.checks import RankFailed, Ranks, assert_close, assert_raises_naming
+from grader.checks import RankFailed, Ranks, assert_close, assert_raises_naming, process_groups_kept
 from grader.checks._ranks import free_loopback_port
 
 WORLD = 2
@@ -74,6 +74,13 @@ def single_process(dataset, drop_last: bool) -> dict[str, torch.Tensor]:
             F.mse_loss(model(x[batch]), y[batch]).backward()
             optimizer.step()
     return model.state_dict()
+
+
+@pytest.fixture(autouse=True)
+def _process_groups_kept():
+    # Some tests run ddp_worker here, as one rank: its group must not be freed under the GIL.
+    with process_groups_kept():
+        yield
 
 
 @pytest.fixture(scope="module")
