@@ -93,7 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
     atexit.register(gc.freeze)
     defaults.quiet_tensorflow()  # before any test module imports TensorFlow
     for line in ("points(n): points a test is worth (default 1)",
-                 "cuda: needs a CUDA device; skipped, never failed, without one"):
+                 "cuda: needs a CUDA device; skipped, never failed, without one",
+                 "time_limit(s): a shorter limit than --test-timeout for this exercise test (one whose "
+                 "likely wrong answers loop forever)"):
         config.addinivalue_line("markers", line)
     grading = config.getoption("grading")
     feedback.configure_hypothesis(grading=grading, on_import=not grading and _installed_with_hypothesis_hook(config))
@@ -373,9 +375,16 @@ def _leave_if_forked() -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    limit = item.config.stash[_TEST_TIMEOUT] if exercise_of(item) is not None else 0
-    with time_limit(limit):
+    with time_limit(_time_limit(item)):
         yield
+
+
+def _time_limit(item: pytest.Item) -> float:
+    """How long ``item`` may run, in seconds (0: no limit): an exercise test's ``--test-timeout``,
+    or its ``time_limit`` marker's when that is shorter; no limit when ``--test-timeout`` is 0."""
+    limit = item.config.stash[_TEST_TIMEOUT] if exercise_of(item) is not None else 0.0
+    marker = item.get_closest_marker("time_limit") if limit else None
+    return min(limit, float(marker.args[0])) if marker is not None else limit
 
 
 def _is_skip(exc: BaseException) -> bool:

@@ -119,6 +119,21 @@ def test_a_negative_test_timeout_is_refused():
     assert "--test-timeout must be a number of seconds >= 0" in result.stderr + result.stdout
 
 
+def test_a_time_limit_marker_shortens_a_tests_limit_and_a_shorter_test_timeout_still_wins(tmp_path):
+    # memory_debugging's tests are marked time_limit(10): a search that never ends fails in 10 s.
+    ex = catalog.get_exercise("pytorch.performance.memory_debugging")
+    text = ex.reference.read_text() + (
+        "\n\ndef max_batch_size(try_batch, *, start=1, limit=65536):\n"
+        "    while True:\n"
+        "        pass\n")
+    root = make_submission(tmp_path, {ex: text})
+    args = (str(ex.public_tests), "--impl-root", str(root), "-k", "finds_the_largest_batch")
+    marked = _pytest(*args)
+    assert "Timeout: the test ran longer than 10 s" in marked.stdout, marked.stdout
+    shorter = _pytest(*args, "--test-timeout", "1")
+    assert "Timeout: the test ran longer than 1 s" in shorter.stdout, shorter.stdout
+
+
 def test_an_exercise_whose_tests_all_skip_reads_as_skipped_not_done(tmp_path):
     """onnx_export's tests skip without the onnx extra: the summary says so instead of "done"."""
     onnx_export = catalog.get_exercise("pytorch.deploy.onnx_export")
