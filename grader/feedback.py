@@ -66,6 +66,27 @@ def _load_profile(name: str) -> None:
                               max_examples=25, **common)
     settings.register_profile(HYPOTHESIS_LEARNER, max_examples=25, database=None, **common)
     settings.load_profile(name)
+    if name == HYPOTHESIS_GRADING:
+        _without_local_constants()
+
+
+def _without_local_constants() -> None:
+    """Have hypothesis draw no constant from the source of the modules loaded.
+
+    Hypothesis (since 6.131) sometimes draws a constant it found in the source of a "local" module
+    (one outside the standard library and site-packages) that the process has imported: the
+    submission's own, and whichever of the kit's modules happen to be loaded. A verdict would then
+    hang on the submission's source text, not only on what its code does, and on how its child was
+    started (a fork server holds every exercise's test modules, a fresh child only its own); and
+    every forked child parsed all those modules again. Its global constants (0, 1, inf, nan, the
+    limits of each width...) stay, and the tests name their own special values."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # a hypothesis from before local constants
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
 
 
 def not_started(what: str) -> str:

@@ -204,3 +204,30 @@ def test_the_plugin_named_with_p_loads_the_learner_profile_at_once(tmp_path):
     (tmp_path / "test_uses_hypothesis.py").write_text(_USES_HYPOTHESIS)
     assert _pytest_telling_if_hypothesis_was_imported(tmp_path, str(tmp_path / "test_uses_hypothesis.py"),
                                                       autoload=False)
+
+
+_DRAWS_A_CONSTANT_OF_ITS_SOURCE = """
+import drills_magic
+from hypothesis import given, settings, strategies as st
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.integers())
+def test_never_draws_the_magic_number(x):
+    assert x != drills_magic.MAGIC
+"""
+
+
+def test_grading_draws_no_constant_from_the_source_of_the_modules_loaded(tmp_path):
+    """Hypothesis may draw constants found in the source of any non-library module loaded (a
+    submission's among them): when grading it must not, or a verdict would hang on source text
+    and on which modules the child happened to load."""
+    (tmp_path / "drills_magic.py").write_text("MAGIC = 987654321\n")
+    (tmp_path / "test_magic.py").write_text(_DRAWS_A_CONSTANT_OF_ITS_SOURCE)
+    args = (str(tmp_path / "test_magic.py"),)
+    env = {"PYTHONPATH": str(tmp_path)}
+    learner = _pytest(*args, env=env)
+    assert learner.returncode == 1 and "987654321" in learner.stdout, learner.stdout  # the hazard is real
+    grading = _pytest(*args, "--grading", env=env)
+    assert grading.returncode == 0, grading.stdout
+
