@@ -58,10 +58,20 @@ def _sign(key: bytes, body: str) -> str:
     return hmac.new(key, body.encode(), hashlib.sha256).hexdigest()
 
 
-def writer(fd: int, key_fd: int | None) -> Callable[[dict | list[dict]], None]:
+class Encoded(str):
+    """Records already encoded: the JSON text of one record or of a list of them, which the writer
+    signs as it is (a fork server encodes each collected test's records once, for all its children)."""
+
+
+def encoded_list(records: Iterable[str]) -> Encoded:
+    """A list of records, each already encoded as JSON, as one ``Encoded`` list."""
+    return Encoded("[" + ",".join(records) + "]")
+
+
+def writer(fd: int, key_fd: int | None) -> Callable[[dict | list[dict] | Encoded], None]:
     """A function that writes signed records to the grader's pipe ``fd``, one line per call (a
-    record, or a list of records as one line), with the key read once from ``key_fd`` (no key:
-    signed with the empty key, which no verifier with a key accepts)."""
+    record, a list of records, or ``Encoded`` ones, as one line), with the key read once from
+    ``key_fd`` (no key: signed with the empty key, which no verifier with a key accepts)."""
     key = b""
     if key_fd is not None:
         with os.fdopen(key_fd, "rb") as stream:
@@ -69,10 +79,10 @@ def writer(fd: int, key_fd: int | None) -> Callable[[dict | list[dict]], None]:
     stream = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
     owner = os.getpid()
 
-    def write(record: dict | list[dict]) -> None:
+    def write(record: dict | list[dict] | Encoded) -> None:
         if os.getpid() != owner:
             return  # a forked copy of the test process never speaks for it
-        body = json.dumps(record)
+        body = record if isinstance(record, Encoded) else json.dumps(record)
         stream.write(json.dumps({"sig": _sign(key, body), "body": body}) + "\n")
 
     return write
