@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -36,7 +37,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -285,6 +286,9 @@ MAX_RESTARTS = 2  # fresh children after tests that overran: then the rest are n
 # How long a child that sent its "finished" record may take to exit (pytest's summary, closing
 # its executors) before it is killed.
 AFTER_FINISHED_S = 10.0
+# The report pipe's size: a child's record lines (the whole catalog's collected tests are 700 KB)
+# then wait for no reader (Linux lets any process make a pipe this large: pipe-max-size).
+REPORT_PIPE_BYTES = 1 << 20
 OUTPUT_END_WAIT_S = 2.0  # for the output that came before "finished" to be read
 
 
@@ -299,11 +303,13 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
     # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
     # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
     # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
-    # --tb=no: the plugin writes each failure's message itself. No log capture either.
+    # --tb=no: the plugin writes each failure's message itself. No log capture either, nor
+    # pytest's warning capture, which wraps every test in its own filters (65 us a test; the
+    # kit's tests only ever ignore warnings, and a warning never decides a verdict).
     # pytest's faulthandler would write to a copy of the stderr it found at start, which in a
     # fork server's child is the server's: the plugin turns it on, on whatever fd 2 is.
     return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-            "-p", "no:logging", "-p", "no:faulthandler", "-p", "grader.pytest_plugin",
+            "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler", "-p", "grader.pytest_plugin",
             "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
             "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(limits.test_s),
             *(f"--warm-import={m}" for m in preload_modules(exercises)),
@@ -312,7 +318,8 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
               hide: list[Path] = (), fork: bool = False, stop_at_first_failure: bool = False,
-              select: Mapping[str, Collection[str]] | None = None) -> ChildRun:
+              select: Mapping[str, Collection[str]] | None = None,
+              on_start: Callable[[], None] = lambda: None) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
 
     A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
@@ -323,6 +330,8 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     ``--exitfirst``); the tests after it never report.
     ``select``: exercise id -> the only tests of it to run (function names, or ``name[case]``);
     the other tests of a named exercise are deselected and never reported.
+    ``on_start``: called once, when the first child has started: work of the caller's meant to run
+    beside the tests starts there (before, it would only take the GIL from the child's start).
     """
     policy = _policy(limits, list(hide))
     level = isolation(policy["reveal"])
@@ -333,21 +342,29 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
     try:
         return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
-                             stop_at_first_failure, select, ends)
+                             stop_at_first_failure, select, ends, on_start)
     finally:
         _end(ends, workdir)
 
 
 def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
-                  select: Mapping[str, Collection[str]] | None, ends: list[Callable[[], None]]) -> ChildRun:
+                  select: Mapping[str, Collection[str]] | None, ends: list[Callable[[], None]],
+                  on_start: Callable[[], None]) -> ChildRun:
     """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
     impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
     if fork:  # the tests its fork server collected once (see ``forking_kit``)
         kit = forking_kit()
         policy["reveal"] = [*policy["reveal"], str(kit)]
     with ThreadPoolExecutor(1) as helper:
-        scanning = helper.submit(scan_sources, read_tree(impl))  # read now, scanned while the child runs
+        tree = read_tree(impl)  # read now, scanned while the child runs
+        scanning: list[Future] = []
+
+        def first_child_started() -> None:
+            if not scanning:
+                scanning.append(helper.submit(scan_sources, tree))
+                on_start()
+
         env = _env(work, kit)
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
@@ -369,7 +386,8 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
                 args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
                         "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
                         *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
-            run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None)
+            run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None,
+                                  first_child_started)
             ends.append(end)
             runs.append(run)
             left -= run.ran_s
@@ -377,7 +395,7 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
             if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
                 break
         run = _merge(runs)
-        run.ignored, run.findings, run.isolation = ignored, scanning.result(), level
+        run.ignored, run.findings, run.isolation = ignored, scanning[0].result(), level
         return run
 
 
@@ -422,11 +440,15 @@ def _end(ends: list[Callable[[], None]], workdir: tempfile.TemporaryDirectory) -
 
 
 def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, limits: Limits,
-               wall_s: float, fork_for: list[catalog.Exercise] | None) -> tuple[ChildRun, Callable[[], None]]:
-    """One grading child: started fresh, or forked from the fork server for ``fork_for``. Returns
-    its run and the function that waits for its end and releases its uid (``_supervise``)."""
+               wall_s: float, fork_for: list[catalog.Exercise] | None,
+               on_start: Callable[[], None]) -> tuple[ChildRun, Callable[[], None]]:
+    """One grading child: started fresh, or forked from the fork server for ``fork_for``, with
+    ``on_start()`` called once it is. Returns its run and the function that waits for its end and
+    releases its uid (``_supervise``)."""
     key = _records.new_key()
     report_r, report_w = os.pipe()
+    with contextlib.suppress(OSError):  # room for a whole catalog's collected tests: the child goes on
+        fcntl.fcntl(report_w, fcntl.F_SETPIPE_SZ, REPORT_PIPE_BYTES)
     key_r = _records.key_pipe(key)
     if fork_for is not None:
         # The server accepts work directories in the temporary directory the grader stages in,
@@ -450,7 +472,13 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
             return subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 env=env, cwd=work / "rw" / "cwd", pass_fds=(report_w, key_r), start_new_session=True)
-    run, wait_for_end = _supervise(start, (report_w, key_r), report_r, key, limits, wall_s)
+
+    def start_and_say_so():
+        child = start()
+        on_start()
+        return child
+
+    run, wait_for_end = _supervise(start_and_say_so, (report_w, key_r), report_r, key, limits, wall_s)
     uid = _records.first(run.records, Event.SANDBOX).get("uid")
 
     def end() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -217,10 +217,11 @@ def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, 
            select: Mapping[str, Collection[str]] | None = None) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
+    comparing: list[Future] = []
     with ThreadPoolExecutor(1) as helper:
-        comparing = helper.submit(similarity.to_references, code)  # while the tests run
         run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
-                        stop_at_first_failure=stop_at_first_failure, select=select)
+                        stop_at_first_failure=stop_at_first_failure, select=select,
+                        on_start=lambda: comparing.append(helper.submit(similarity.to_references, code)))
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]
@@ -235,7 +236,7 @@ def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, 
     report = Report(str(submission), sum(e.score for e in results), sum(e.max_score for e in results),
                     results, round(time.monotonic() - started, 2), problems, run.ignored, sandbox,
                     flags, round(test_time, 3), candidate_name(submission))
-    similarity.flag_near_copies(report, comparing.result())
+    similarity.flag_near_copies(report, comparing[0].result())
     return report
 
 
