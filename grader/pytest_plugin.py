@@ -296,6 +296,8 @@ def _without_absent_modules(config: pytest.Config, items: list[pytest.Item]) -> 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda = None
+    # Loaded by its entry point or named with -p; not in a grading child.
+    timed_by_pytest_timeout = any(map(config.pluginmanager.has_plugin, ("timeout", "pytest_timeout")))
     for item in items:
         ex = catalog.exercise_for_test_file(Path(str(item.path)))
         item.stash[_EXERCISE] = ex
@@ -306,7 +308,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 cuda = _cuda_available()
             if not cuda:
                 item.add_marker(pytest.mark.skip(reason=CUDA_SKIP_REASON))
-        if ex is not None:
+        if ex is not None and timed_by_pytest_timeout:
             # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
             item.add_marker(pytest.mark.timeout(0))
     kept, left_out = _chosen(items, _selected_tests(config))

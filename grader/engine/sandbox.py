@@ -207,7 +207,7 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     tests import lazily (torch._dynamo alone costs seconds) and the kit's checks, none of which
     read the catalog or start a thread."""
     frameworks = {ex.framework for ex in exercises}
-    modules = ["pytest", "_hypothesis_pytestplugin", "pytest_timeout", "hypothesis", "numpy"]
+    modules = ["pytest", "_hypothesis_pytestplugin", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
                     "torch.func", "grader.checks", "grader.checks._strategies",
@@ -305,12 +305,13 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
     # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
     # --tb=no: the plugin writes each failure's message itself. No log capture either, nor
     # pytest's warning capture, which wraps every test in its own filters (65 us a test; the
-    # kit's tests only ever ignore warnings, and a warning never decides a verdict).
+    # kit's tests only ever ignore warnings, and a warning never decides a verdict), nor
+    # pytest-timeout: the plugin times every exercise test itself (grader._timelimit).
     # pytest's faulthandler would write to a copy of the stderr it found at start, which in a
     # fork server's child is the server's: the plugin turns it on, on whatever fd 2 is.
     return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler", "-p", "grader.pytest_plugin",
-            "-p", "_hypothesis_pytestplugin", "-p", "pytest_timeout", "--rootdir", str(kit),
+            "-p", "_hypothesis_pytestplugin", "--rootdir", str(kit),
             "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(limits.test_s),
             *(f"--warm-import={m}" for m in preload_modules(exercises)),
             *(str(kit / p.relative_to(catalog.KIT_ROOT)) for p in _test_sources(exercises))]
