@@ -26,6 +26,7 @@ import ast
 import difflib
 import hashlib
 import json
+import pickle
 import random
 import tempfile
 import time
@@ -125,15 +126,26 @@ def _make(ex: catalog.Exercise, operator: str, original: str, mutated: str) -> M
 
 
 def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
-    from cosmic_ray.mutating import mutate_code
+    """What ``cosmic_ray.mutating.mutate_code`` makes of ``source``, occurrence by occurrence.
+
+    mutate_code parses the source again for every occurrence (parso: 80% of generating a whole
+    catalog's mutants); each occurrence here walks a fresh copy of one parse instead, unpickled
+    (8x faster than parsing), since the walk edits the tree it is given."""
+    import parso
+    from cosmic_ray.mutating import MutationVisitor
     from cosmic_ray.plugins import get_operator
 
+    parsed = pickle.dumps(parso.parse(source), protocol=pickle.HIGHEST_PROTOCOL)
     for name in COSMIC_RAY_OPERATORS:
         operator = get_operator(name)()
         occurrence = 0
-        while (mutated := mutate_code(source, operator, occurrence)) is not None:
+        while True:
+            visitor = MutationVisitor(occurrence, operator)
+            mutated = visitor.walk(pickle.loads(parsed))
+            if not visitor.mutation_applied:
+                break
             occurrence += 1
-            if mutant := _make(ex, name, source, mutated):
+            if mutant := _make(ex, name, source, mutated.get_code()):
                 yield mutant
 
 
