@@ -35,6 +35,7 @@ from grader import _records as records
 from grader._loader import ImplementationError, MissingImplementation, load_implementation
 from grader._preload import warm
 from grader._timelimit import time_limit
+from grader._until_failed import UntilFailed
 from grader.outcomes import State, TestStatus, Visibility, classify
 
 CUDA_SKIP_REASON = "needs CUDA, which this machine does not have"
@@ -48,6 +49,7 @@ _PROGRESS = pytest.StashKey[dict]()
 _REPORT = pytest.StashKey["object"]()
 _TEST_TIMEOUT = pytest.StashKey[float]()
 _EXECUTOR = pytest.StashKey["object"]()  # grader.remote.Executors of a grading session, or None
+_UNTIL_FAILED = pytest.StashKey["UntilFailed | None"]()  # --until-failed's groups, or None
 _MAIN_PID = os.getpid()  # reset in pytest_configure: the process that runs this session
 
 
@@ -84,6 +86,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only these tests of EXERCISE (a test function, or one case "
                          "'name[case]'); its other tests are deselected. Exercises never named "
                          "run all their tests. May be repeated.")
+    group.addoption("--until-failed", default=None, metavar="JSON",
+                    help=argparse.SUPPRESS)  # grader._until_failed: exercise id -> groups of test names
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,6 +114,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--test-timeout must be a number of seconds >= 0 (0 for no limit), "
                                 f"got {test_timeout}")
     config.stash[_TEST_TIMEOUT] = test_timeout
+    until_failed = config.getoption("until_failed")
+    config.stash[_UNTIL_FAILED] = UntilFailed(json.loads(until_failed)) if until_failed else None
     fd, key_fd = config.getoption("report_fd"), config.getoption("report_key_fd")
     warm(config.getoption("warm_import"))
     config.stash[_EXECUTOR] = (_start_executor(config, [fd, key_fd], _exercises_of_args(config.args))
@@ -237,6 +243,11 @@ def _selected_tests(config: pytest.Config) -> dict[str, set[str]]:
     return chosen
 
 
+def _names_of(item: pytest.Item) -> set[str]:
+    """The names a test goes by: its own and, for one case of a parametrized test, its function's."""
+    return {item.name, getattr(item, "originalname", item.name)}
+
+
 def _chosen(items: list[pytest.Item], chosen: dict[str, set[str]]) -> tuple[list[pytest.Item], list[pytest.Item]]:
     """``items`` split into those ``chosen`` (exercise id -> test names, ``--select-test``) keeps
     and those it leaves out; an exercise it does not name keeps every test."""
@@ -244,7 +255,7 @@ def _chosen(items: list[pytest.Item], chosen: dict[str, set[str]]) -> tuple[list
     for item in items:
         ex = exercise_of(item)
         names = chosen.get(ex.id) if ex is not None else None
-        if names is not None and not {item.name, getattr(item, "originalname", item.name)} & names:
+        if names is not None and not _names_of(item) & names:
             left_out.append(item)
         else:
             kept.append(item)
@@ -320,12 +331,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
                          exercises: list[str], select: dict[str, list[str]], deselect: list[str],
-                         exitfirst: bool) -> None:
+                         exitfirst: bool, until_failed: dict[str, list[list[str]]]) -> None:
     """Make the session a fork server collected (every exercise it serves, nothing run yet) one
     grading child's, in the child forked for it, before its tests run: the submission in
     ``impl_root``, records to ``report_fd`` signed with the key on ``key_fd``, only the tests of
     ``exercises`` that ``select`` (as ``--select-test``) keeps and ``deselect`` (node ids, as
-    ``--deselect``) does not name, and pytest's ``--exitfirst`` when ``exitfirst``."""
+    ``--deselect``) does not name, pytest's ``--exitfirst`` when ``exitfirst``, and
+    ``until_failed``'s groups (as ``--until-failed``)."""
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     config = session.config
@@ -334,6 +346,7 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
                                               [catalog.get_exercise(ex_id) for ex_id in exercises])
     config.stash[_REPORT] = records.writer(report_fd, key_fd)
     config.option.maxfail = 1 if exitfirst else 0
+    config.stash[_UNTIL_FAILED] = UntilFailed(until_failed) if until_failed else None
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     wanted, dropped = set(exercises), set(deselect)
     ours = [i for i in session.items if (ex := exercise_of(i)) is not None and ex.id in wanted]
@@ -506,9 +519,26 @@ class _ReportCollector:
         self.next_item = {a.nodeid: b for a, b in zip(session.items, session.items[1:])}
 
     def _last_of_exercise(self, item: pytest.Item) -> bool:
-        """Whether ``item`` is the last test of its exercise (behavioural canaries run there)."""
+        """Whether ``item`` is the last test of its exercise to run (behavioural canaries run
+        there): no test of it follows, or ``--until-failed`` leaves out every one that does."""
+        until_failed, ex = self.config.stash[_UNTIL_FAILED], exercise_of(item)
         following = self.next_item.get(item.nodeid)
-        return following is None or exercise_of(following) != exercise_of(item)
+        while following is not None and exercise_of(following) == ex:
+            if until_failed is None or until_failed.needed(ex.id, _names_of(following)):
+                return False
+            following = self.next_item.get(following.nodeid)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        """A test ``--until-failed`` leaves out does not run: only what the test before it kept
+        set up for it (its module's fixtures) and ``nextitem`` does not need is torn down, as
+        pytest's own teardown of it would."""
+        until_failed, ex = self.config.stash[_UNTIL_FAILED], exercise_of(item)
+        if until_failed is None or ex is None or until_failed.needed(ex.id, _names_of(item)):
+            return None
+        item.session._setupstate.teardown_exact(nextitem)  # pytest's runner does the same at teardown
+        return True
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         item = self.items.get(nodeid)
@@ -530,6 +560,8 @@ class _ReportCollector:
         evidence = executor.evidence_taken if executor is not None else 0
         checked_in_executor = evidence > self.evidence_before
         self.evidence_before = evidence
+        if status in (TestStatus.FAILED, TestStatus.ERROR) and self.config.stash[_UNTIL_FAILED] is not None:
+            self.config.stash[_UNTIL_FAILED].failed(ex.id, _names_of(item))  # before: it may end the exercise
         last = self._last_of_exercise(item)
         # After each test, the globals of its own module (a test runs with those alone); after an
         # exercise's last test, every test module's and the behavioural canaries.

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
+from grader._until_failed import FailureGroups
 from grader.engine import forkserver, jail
 from grader.engine.scan import Finding, read_tree, scan_sources
 
@@ -319,7 +320,7 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
 
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
               hide: list[Path] = (), fork: bool = False, stop_at_first_failure: bool = False,
-              select: Mapping[str, Collection[str]] | None = None,
+              select: Mapping[str, Collection[str]] | None = None, until_failed: FailureGroups | None = None,
               on_start: Callable[[], None] = lambda: None) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
 
@@ -331,6 +332,8 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     ``--exitfirst``); the tests after it never report.
     ``select``: exercise id -> the only tests of it to run (function names, or ``name[case]``);
     the other tests of a named exercise are deselected and never reported.
+    ``until_failed``: exercise id -> groups of its tests; a test every group naming which already
+    has a failing test is left out and never reports (``grader._until_failed``).
     ``on_start``: called once, when the first child has started: work of the caller's meant to run
     beside the tests starts there (before, it would only take the GIL from the child's start).
     """
@@ -343,14 +346,15 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
     try:
         return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
-                             stop_at_first_failure, select, ends, on_start)
+                             stop_at_first_failure, select, until_failed, ends, on_start)
     finally:
         _end(ends, workdir)
 
 
 def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
-                  select: Mapping[str, Collection[str]] | None, ends: list[Callable[[], None]],
+                  select: Mapping[str, Collection[str]] | None, until_failed: FailureGroups | None,
+                  ends: list[Callable[[], None]],
                   on_start: Callable[[], None]) -> ChildRun:
     """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
     impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
@@ -370,18 +374,22 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
         runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
         done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+        groups = {ex_id: [sorted(group) for group in found] for ex_id, found in (until_failed or {}).items()}
         while True:
             # What the child runs, in a file of the work directory (which the child cannot write):
             # a request to the fork server has no room for thousands of test names.
             if fork:
                 options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
                            "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
-                           "deselect": done, "exitfirst": stop_at_first_failure}
+                           "deselect": done, "exitfirst": stop_at_first_failure,
+                           "until_failed": groups}
                 (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
                 args = []
             else:  # a pytest command line, the tests chosen in an @file (one argument a line)
                 chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
                           for name in names]
+                if groups:
+                    chosen.append(f"--until-failed={json.dumps(groups)}")
                 (work / "tests.args").write_text("".join(
                     f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
                 args = [*_session(kit, exercises, limits), "--impl-root", str(impl),

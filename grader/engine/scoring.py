@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader import _records, catalog
 from grader._records import Event
+from grader._until_failed import FailureGroups
 from grader.engine import redact, similarity
 from grader.engine.intake import SubmissionError, open_submission
 from grader.engine.sandbox import MAX_MODULE_BYTES, ChildRun, Limits, run_tests
@@ -190,7 +191,8 @@ def _fold(run: ChildRun, exercises: list[catalog.Exercise],
 def score_submission(submission: Path | str, exercise_ids: list[str] | None = None, *,
                      limits: Limits | None = None, hide: list[Path] = (), fork: bool = False,
                      stop_at_first_failure: bool = False,
-                     select: Mapping[str, Collection[str]] | None = None) -> Report:
+                     select: Mapping[str, Collection[str]] | None = None,
+                     until_failed: FailureGroups | None = None) -> Report:
     """Grade ``submission`` (a directory laid out like ``exercises/``) on the chosen exercises.
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
@@ -200,6 +202,9 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     as missing. The score then says only whether the submission loses a point (mutation testing).
     ``select``: exercise id -> the only tests of it to run (function names, or ``name[case]``); the
     others are left out of the report, so its score is out of the selected tests' points.
+    ``until_failed``: exercise id -> groups of its tests (names as for ``select``); a test every
+    group naming which already has a failing test does not run and reads as missing
+    (``grader._until_failed``). The score then says only which groups fail (``grader verify``).
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -209,18 +214,19 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     if not submission.is_dir():
         raise SubmissionError(f"submission must be a directory laid out like exercises/: {submission}")
     return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork,
-                  stop_at_first_failure, select)
+                  stop_at_first_failure, select, until_failed)
 
 
 def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, hide: list[Path],
            fork: bool, stop_at_first_failure: bool = False,
-           select: Mapping[str, Collection[str]] | None = None) -> Report:
+           select: Mapping[str, Collection[str]] | None = None,
+           until_failed: FailureGroups | None = None) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
     comparing: list[Future] = []
     with ThreadPoolExecutor(1) as helper:
         run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
-                        stop_at_first_failure=stop_at_first_failure, select=select,
+                        stop_at_first_failure=stop_at_first_failure, select=select, until_failed=until_failed,
                         on_start=lambda: comparing.append(helper.submit(similarity.to_references, code)))
     results, problems = _fold(run, exercises, limits)
     for result in results:

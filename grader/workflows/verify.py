@@ -9,6 +9,9 @@ table allows. Wrong solutions are graded in rounds (round k holds the k-th wrong
 selected exercise), so checking the whole kit costs a handful of grading runs, not one per file.
 A wrong solution the table names, or one with a ``caught_by``, is graded on those tests only (when
 they include a hidden one): that is what it must fail, and the rest of the suite would only cost time.
+Nor do they run past what decides the verdict: each clause's tests, each ``caught_by`` test and the
+hidden tests among them form groups, and a test every group of which already failed is left out
+(``grader._until_failed``); it reads as missing, where a failure would have changed nothing.
 """
 
 from __future__ import annotations
@@ -88,18 +91,37 @@ def _names(test: str, result_name: str) -> bool:
     return result_name == test or ("[" not in test and result_name.split("[", 1)[0] == test)
 
 
-def _tests_that_must_fail(ex: catalog.Exercise, mistakes: list[WrongSolution]) -> list[set[str]]:
-    """Per mistake of ``ex``, the tests of the clauses it is said to break and its ``caught_by``,
-    when they include a hidden one (it must fail a hidden test); empty: run every test (an unnamed
-    mistake, or the constant submission, whose points over the whole suite are capped)."""
+@dataclass
+class _Run:
+    """What one mistake is graded on: ``tests`` alone (empty: all), until each of ``groups`` has a
+    failing test (empty: to the end)."""
+
+    tests: set[str] = field(default_factory=set)
+    groups: list[set[str]] = field(default_factory=list)
+
+
+def _what_to_run(ex: catalog.Exercise, mistakes: list[WrongSolution]) -> list[_Run]:
+    """Per mistake of ``ex``: the tests of the clauses it is said to break and its ``caught_by``,
+    when they include a hidden one (it must fail a hidden test), until each clause's tests, each
+    ``caught_by`` test and the hidden ones among them have a failing test. Every test of the suite
+    for an unnamed mistake, one whose named tests are all public, and the constant submission,
+    whose points over the whole suite are capped."""
     table, hidden = contract.load(ex), contract.defined_tests(ex.hidden_tests)
+    public = contract.defined_tests(ex.public_tests)
     chosen = []
     for mistake in mistakes:
-        tests = {test for clause in table.clauses_breaking(mistake.name) for test in clause.tests}
-        tests |= set(mistake.caught_by)
-        constant = table.constant is not None and table.constant.solution == mistake.name
-        hidden_among = any(test.split("[", 1)[0] in hidden for test in tests)
-        chosen.append(tests if hidden_among and not constant else set())
+        groups = [set(clause.tests) for clause in table.clauses_breaking(mistake.name)]
+        groups += [{test} for test in mistake.caught_by]
+        tests = set().union(*groups)
+        hidden_among = {test for test in tests if test.split("[", 1)[0] in hidden}
+        if not hidden_among or (table.constant is not None and table.constant.solution == mistake.name):
+            chosen.append(_Run())
+        elif {test.split("[", 1)[0] for test in hidden_among} & public:
+            # A name both test files define: a child could not tell whether the one that failed
+            # was hidden, so these tests run to the end.
+            chosen.append(_Run(tests))
+        else:
+            chosen.append(_Run(tests, [*groups, hidden_among]))
     return chosen
 
 
@@ -120,10 +142,10 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         jobs_by_name: dict[str, tuple[Path, list[str]]] = {
             "reference": (catalog.KIT_ROOT / "solutions", [ex.id for ex in exercises]),
             "stub": (catalog.KIT_ROOT / "exercises", [ex.id for ex in exercises])}
-        tests_to_run: dict[str, dict[str, set[str]]] = {}  # run name -> exercise id -> tests
+        runs: dict[str, dict[str, _Run]] = {}  # run name -> exercise id -> what it runs
         rounds: list[dict[str, WrongSolution]] = []
         mistakes = {ex.id: ex.wrong_solutions for ex in exercises}
-        must_fail = {ex.id: _tests_that_must_fail(ex, mistakes[ex.id]) for ex in exercises}
+        to_run = {ex.id: _what_to_run(ex, mistakes[ex.id]) for ex in exercises}
         unbuilt: dict[str, dict[str, str]] = {ex.id: {} for ex in exercises}
         for k in range(max(map(len, mistakes.values()), default=0)):
             chosen = {ex_id: found[k] for ex_id, found in mistakes.items() if len(found) > k}
@@ -141,12 +163,15 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
             rounds.append(chosen)
             if chosen:
                 jobs_by_name[f"wrong{k}"] = (root, list(chosen))
-                tests_to_run[f"wrong{k}"] = {ex_id: must_fail[ex_id][k] for ex_id in chosen if must_fail[ex_id][k]}
+                runs[f"wrong{k}"] = {ex_id: to_run[ex_id][k] for ex_id in chosen}
 
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
+            chosen = runs.get(name, {})
             # Forked from a server that imported the frameworks and collected the tests once.
-            report = score_submission(root, selected, limits=limits, fork=True, select=tests_to_run.get(name))
+            report = score_submission(root, selected, limits=limits, fork=True,
+                                      select={ex_id: run.tests for ex_id, run in chosen.items() if run.tests},
+                                      until_failed={ex_id: run.groups for ex_id, run in chosen.items() if run.groups})
             if on_run:
                 on_run(name, report)
             return report

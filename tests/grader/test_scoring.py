@@ -149,6 +149,31 @@ def test_stop_at_first_failure_ends_the_run_there(tmp_path):
     assert {t.status for t in counted} == {"failed", "missing"} and result.score == 0
 
 
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_until_failed_leaves_out_the_tests_whose_groups_all_failed_and_nothing_else(tmp_path, fork):
+    # grader verify's wrong solutions: each group needs one failing test. Every test of the stub
+    # fails, so a group's first test decides it and the rest of it is left out; a test named by
+    # no group runs whatever failed; the exercise after it runs in full, its module set up anew.
+    other = catalog.get_exercise("pytorch.tensors.creation_ops")
+    stub = (catalog.KIT_ROOT / "exercises" / EX.relpath).read_text()
+    root = make_submission(tmp_path / "sub", {EX: stub, other: other.reference.read_text()})
+    first, mismatch, devices, ungrouped = ("test_pairwise_small_example", "test_pairwise_rejects_feature_mismatch",
+                                           "test_affine_stays_on_device", "test_affine_rejects_bad_weight_and_bias")
+    groups = [{mismatch}, {first, devices}]
+    stub_result, other_result = score_submission(
+        root, [EX.id, other.id], fork=fork, select={EX.id: {first, mismatch, devices, ungrouped}},
+        until_failed={EX.id: groups}).exercises
+    status = {t.name.split("::", 1)[1]: t.status for t in stub_result.tests}
+    by_function = {}
+    for name, found in status.items():
+        by_function.setdefault(name.split("[", 1)[0], []).append(found)
+    assert status[first] == "failed"
+    assert by_function[mismatch][0] == "failed" and set(by_function[mismatch][1:]) == {"missing"}
+    assert "missing" in by_function[devices] <= {"missing", "not_run"}  # not_run: a CUDA case on a machine without
+    assert set(by_function[ungrouped]) == {"failed"} and len(by_function[ungrouped]) > 1
+    assert other_result.score == other_result.max_score > 0
+
+
 def test_a_signed_line_carries_one_record_or_a_list_and_a_forged_one_none(tmp_path):
     key = _records.new_key()
     read_end, write_end = os.pipe()

@@ -9,8 +9,8 @@ import pytest
 
 from grader import catalog, wrong_solutions
 from grader.engine.scoring import ExerciseResult, score_submission
-from grader.workflows import scaffold
-from grader.workflows.verify import Verdict
+from grader.workflows import contract, scaffold
+from grader.workflows.verify import Verdict, _Run, _what_to_run
 from grader.wrong_solutions import WrongSolutionError
 from tests.helpers import make_submission
 
@@ -174,3 +174,26 @@ def test_verify_names_a_mistake_whose_edits_no_longer_apply_as_that_exercises_pr
     nothing = ExerciseResult(ex.id, 0.0, 0.0, [])
     problems = Verdict(ex.id, nothing, nothing, unbuilt={stale.name: str(caught.value)}).problems()
     assert f"wrong solution {stale.name!r} was not graded: {caught.value}" in problems
+
+
+def test_a_named_mistake_runs_its_tests_until_each_clause_caught_by_test_and_hidden_test_fails():
+    ex = catalog.get_exercise("pytorch.tensors.broadcasting")
+    table, hidden = contract.load(ex), contract.defined_tests(ex.hidden_tests)
+    runs = dict(zip((m.name for m in ex.wrong_solutions), _what_to_run(ex, ex.wrong_solutions)))
+    assert runs[table.constant.solution] == _Run()  # its points over the whole suite are capped
+    mistake = ex.wrong_solution("no_bias_check")
+    run = runs[mistake.name]
+    expected = [set(clause.tests) for clause in table.clauses_breaking(mistake.name)]
+    expected += [{test} for test in mistake.caught_by]
+    assert run.tests == set().union(*expected)
+    assert run.groups == [*expected, {t for t in run.tests if t.split("[", 1)[0] in hidden}]
+
+
+def test_a_mistake_named_by_a_test_both_files_define_runs_its_tests_to_the_end():
+    # A child could not tell whether the failing one was hidden: no group can stand for that.
+    ex = catalog.get_exercise("tensorflow.data.pipeline")
+    shared = contract.defined_tests(ex.hidden_tests) & contract.defined_tests(ex.public_tests)
+    assert shared
+    named = [(m, run) for m, run in zip(ex.wrong_solutions, _what_to_run(ex, ex.wrong_solutions))
+             if {t.split("[", 1)[0] for t in run.tests} & shared]
+    assert named and all(run.tests and not run.groups for _, run in named)
