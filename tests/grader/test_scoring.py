@@ -169,7 +169,8 @@ def test_until_failed_leaves_out_the_tests_whose_groups_all_failed_and_nothing_e
         by_function.setdefault(name.split("[", 1)[0], []).append(found)
     assert status[first] == "failed"
     assert by_function[mismatch][0] == "failed" and set(by_function[mismatch][1:]) == {"missing"}
-    assert "missing" in by_function[devices] and set(by_function[devices]) <= {"missing", "not_run"}  # not_run: a CUDA case on a machine without
+    # not_run: a CUDA case, on a machine without CUDA
+    assert "missing" in by_function[devices] and set(by_function[devices]) <= {"missing", "not_run"}
     assert set(by_function[ungrouped]) == {"failed"} and len(by_function[ungrouped]) > 1
     assert other_result.score == other_result.max_score > 0
 
