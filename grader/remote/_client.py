@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
+import io
 import os
 import pickle
 import signal
@@ -30,7 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._copies import module_tensors, parameters_requiring_grad
+from grader.remote._mirror import OWNER, Mirrors
+from grader.remote._sync import (
+    apply_change,
+    module_tensors,
+)
 
 PR_SET_DUMPABLE = 4
 
@@ -170,6 +175,8 @@ class Executor:
         self.to_free: list[int] = []
         self.broken: str | None = None
         self.rng_known: bytes | None = None  # the executor's RNG state after the last call
+        self.mirrors = Mirrors(self)
+        self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
 
     def revive(self) -> None:
@@ -266,21 +273,35 @@ class Executor:
             self.zygote.reap(self.pid)
             self.pid = None
 
-    def _remote(self, n: dict) -> RemoteObject:
-        """The ``RemoteObject`` a handle node names (any other node kind: ``WireError``)."""
+    def _object(self, n: dict, blobs: list[bytes]) -> Any:
+        """What a node of an object that lives in the executor stands for here: a module's
+        mirror, a shared tensor, or a ``RemoteObject`` (any other node kind: ``WireError``)."""
+        if n.get("k") == "module":
+            return self.mirrors.build(n, blobs)
+        if n.get("k") == "shared":
+            return self.mirrors.shared(n, blobs)
         return RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
 
     def _handle_id(self, n: Any) -> int:
         kind = n.get("k") if isinstance(n, dict) else type(n).__name__
-        if kind != "handle" or type(n.get("id")) is not int:
+        if kind != "handle":
             raise wire.WireError(f"a {kind} node where a value was expected")
-        if not self.base <= n["id"] < self.base + self.GENERATION:
-            raise wire.WireError("a handle of an object it cannot have")
-        return n["id"]
+        return self.own_id(n.get("id"))
+
+    def own_id(self, ident: Any) -> int:
+        """``ident`` if it is one the executor's process may have given (else ``WireError``)."""
+        if type(ident) is not int or not self.base <= ident < self.base + self.GENERATION:
+            raise wire.WireError("an id of an object it cannot have")
+        return ident
+
+    def keep(self, ident: int) -> None:
+        """An object released while a request was under way came back: it is not to be freed."""
+        if ident in self.to_free:
+            self.to_free.remove(ident)
 
     def decode(self, node: Any, blobs: list[bytes]) -> Any:
         try:
-            return wire.decode(node, blobs, handle=self._remote)
+            return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs))
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
@@ -297,6 +318,13 @@ class Executor:
                 if object.__getattribute__(v, "_executor") is not self:
                     raise TypeError("an object of another grading process cannot be passed on")
                 return {"k": "ref", "id": self.live(object.__getattribute__(v, "_ident"))}
+            if torch is not None and isinstance(v, torch.nn.Module) and v in OWNER:
+                owner, ident = OWNER[v]
+                if owner is not self:
+                    raise TypeError("a module of another grading process cannot be passed on")
+                return {"k": "ref", "id": self.live(ident)}
+            if torch is not None and isinstance(v, torch.Tensor) and (tid := self.mirrors.tensor_id(v)) is not None:
+                return {"k": "shared", "t": tid}
             if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
                 tensors.append(v)
                 if type(v) in (torch.Tensor, torch.nn.Parameter):
@@ -345,9 +373,25 @@ class Executor:
         node, _, out = self.request({"op": "items", "id": self.live(ident)}, [])
         return self.decode(node, out)
 
-    def call(self, ident: int, args: tuple, kwargs: dict, count_ops: bool = False) -> Any:
+    def new_id(self) -> int:
+        """An id for an object the trusted side starts to share (from the upper half of this
+        process's range: the executor numbers its own from the lower)."""
+        self.trusted_seq += 1
+        return self.base + self.GENERATION // 2 + self.trusted_seq
+
+    def call_method(self, ident: int, name: str, args: tuple, kwargs: dict) -> Any:
+        """``obj.name(*args, **kwargs)`` in the executor, ``obj`` a mirrored module."""
+        return self.call(ident, args, kwargs, method=name)
+
+    def deepcopy(self, ident: int, mirror: Any) -> Any:
+        """A deep copy of the executor's module ``ident`` (``mirror`` here), made there."""
+        return self.call(ident, (mirror,), {}, builtin="deepcopy")
+
+    def call(self, ident: int, args: tuple, kwargs: dict, count_ops: bool = False,
+             builtin: str | None = None, method: str | None = None) -> Any:
         """``obj(*args, **kwargs)`` in the executor; with ``count_ops``, (its result, the ATen
-        ops it dispatched there)."""
+        ops it dispatched there); with ``builtin="deepcopy"``, ``copy.deepcopy(*args)`` there;
+        with ``method``, ``obj.method(*args, **kwargs)``."""
         import torch
 
         blobs: list[bytes] = []
@@ -356,9 +400,13 @@ class Executor:
         header = {"op": "call", "id": self.live(ident), "count_ops": count_ops,
                   "args": self.encode(tuple(args), blobs, tensors, copies),
                   "kwargs": self.encode(dict(kwargs), blobs, tensors, copies)}
+        if builtin is not None:
+            header["builtin"] = builtin
+        if method is not None:
+            header["method"] = method
         if copies:
             try:
-                blobs.append(pickle.dumps(copies))
+                blobs.append(_pickled(copies, self))
                 pickled = len(blobs) - 1
             except Exception as exc:  # noqa: BLE001 - what pickle refuses, said as the wire says it
                 kinds = ", ".join(sorted({type(c).__name__ for c in copies}))
@@ -367,15 +415,19 @@ class Executor:
             # Pickle leaves out a tensor's .grad: the copies' modules get theirs as data.
             grads = [[i, [None if t.grad is None else wire.encode(t.grad.detach(), blobs) for t in module_tensors(c)]]
                      for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
+            # A module sent is mirrored from now on: the same object there for every later call.
+            adopt = [[i, *self.mirrors.adopt(c)] for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
-                                "grads": grads}
+                                "grads": grads, "adopt": adopt}
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
                            "autocast": [torch.is_autocast_enabled("cpu"),
                                         self.encode(torch.get_autocast_dtype("cpu"), blobs)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
-        needs_grad = ([t for t in tensors if t.requires_grad] + parameters_requiring_grad(copies)
-                      if torch.is_grad_enabled() else [])
+        header["push"] = self.mirrors.push(blobs)
+        shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
+        header["grad_shared"] = [tid for tid, _ in shared]
+        needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
         try:
             if not needs_grad:
                 result, reply = self._finish_call(header, blobs, tensors, copies=copies)
@@ -404,19 +456,10 @@ class Executor:
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list,
                      outputs: list | None = None, copies: list = ()) -> tuple[Any, dict]:
-        import torch
 
         node, reply, out = self.request(header, blobs)
 
         def handle(n: dict) -> Any:
-            if n["k"] == "arg" and "m" in n:
-                j, i = wire.as_list(n["m"], 2)
-                if type(j) is not int or not 0 <= j < len(copies) or not isinstance(copies[j], torch.nn.Module):
-                    raise wire.WireError("a reference to a module that was not sent")
-                own = module_tensors(copies[j])
-                if type(i) is not int or not 0 <= i < len(own):
-                    raise wire.WireError("a reference to a module tensor that was not sent")
-                return own[i]
             if n["k"] == "arg" and "c" in n:
                 if type(n["c"]) is not int or not 0 <= n["c"] < len(copies):
                     raise wire.WireError("a reference to an object that was not sent")
@@ -425,7 +468,7 @@ class Executor:
                 if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
                     raise wire.WireError("a reference to an argument that was not sent")
                 return tensors[n["i"]]
-            return self._remote(n)
+            return self._object(n, out)
 
         try:
             result = wire.decode(node, out, handle=handle, tensors=outputs)
@@ -446,12 +489,13 @@ class Executor:
                 index, change = wire.as_list(entry, 2)
                 if type(index) is not int or not 0 <= index < len(tensors):
                     raise wire.WireError("a change to an argument that was not sent")
-                _take_change(tensors[index], change, out)
+                apply_change(tensors[index], change, out)
             states = reply.get("copies", [])
             if not isinstance(states, list) or len(states) != len(copies):
                 raise wire.WireError("the objects sent came back as something else")
             for obj, state in zip(copies, states):
                 _take_state(obj, state, out)
+            self.mirrors.take(reply.get("shared"), out)
             rng = wire.decode(reply["rng"], out)
             if rng is not None:
                 torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
@@ -484,26 +528,15 @@ class Executor:
 
 
 def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
-    """Make ``obj``, which the executor was given a copy of, what its copy became there: a
-    module's parameters, buffers, their ``.grad`` and every submodule's training flag; an
-    optimizer's or scheduler's state dict; a generator's state."""
+    """Make ``obj``, which the executor was given a copy of, what its copy became there: an
+    optimizer's or scheduler's state dict; a generator's state. (A module sent is mirrored from
+    then on: ``grader.remote._mirror``.)"""
     import torch
 
     if not isinstance(state, dict) or state.get("kind") == "none":
         return
     kind = state["kind"]
-    if kind == "module" and isinstance(obj, torch.nn.Module):
-        own = module_tensors(obj)
-        modules = list(obj.modules())
-        changes, training = wire.as_list(state["tensors"]), wire.as_list(state["training"], len(modules))
-        for entry in changes:
-            index, change = wire.as_list(entry, 2)
-            if type(index) is not int or not 0 <= index < len(own):
-                raise wire.WireError("a change to a module tensor that was not sent")
-            _take_change(own[index], change, blobs)
-        for module, flag in zip(modules, training, strict=True):
-            module.training = flag is True
-    elif kind == "state_dict" and hasattr(obj, "load_state_dict"):
+    if kind == "state_dict" and hasattr(obj, "load_state_dict"):
         obj.load_state_dict(wire.decode(state["state"], blobs))
     elif kind == "generator" and isinstance(obj, torch.Generator):
         obj.set_state(wire.decode(state["state"], blobs))
@@ -511,35 +544,27 @@ def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
         raise wire.WireError(f"a {kind} state for a {type(obj).__name__}")
 
 
-def _take_change(target, change: Any, blobs: list[bytes]) -> None:
-    """Make ``target`` what the executor's copy of it became (``grader.remote._executor._change``):
-    data replaced or changed in place as it was there, .grad likewise, requires_grad, and
-    autograd history when the copy gained some."""
-    import torch
+class _Pickler(pickle.Pickler):
+    """Pickles a test's objects for the executor; a mirror there, or one of its tensors, goes by
+    its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``)."""
 
-    if not isinstance(change, dict):
-        raise wire.WireError("a malformed change")
-    new = wire.decode(change["data"], blobs).to(target.device)
-    history = change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
-    if history:
-        target.copy_(new.requires_grad_())  # with grad: the history the copy gained, here too
-    else:
-        with torch.no_grad():
-            if change.get("data_replaced") is True or new.shape != target.shape or new.dtype != target.dtype:
-                target.data = new
-            else:
-                target.copy_(new)
-    if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
-        target.requires_grad_(change.get("requires_grad") is True)
-    grad = None if change["grad"] is None else wire.decode(change["grad"], blobs).to(target.device)
-    if grad is None:
-        target.grad = None
-    elif (change.get("grad_replaced") is True or target.grad is None or target.grad.shape != grad.shape
-          or target.grad.dtype != grad.dtype):
-        target.grad = grad
-    else:
-        with torch.no_grad():
-            target.grad.copy_(grad)
+    def __init__(self, file, executor: Executor) -> None:
+        super().__init__(file)
+        self.executor = executor
+
+    def persistent_id(self, obj: Any) -> Any:
+        torch = sys.modules["torch"]
+        if isinstance(obj, torch.Tensor) and (tid := self.executor.mirrors.tensor_id(obj)) is not None:
+            return ("shared", tid)
+        if isinstance(obj, torch.nn.Module) and (ident := self.executor.mirrors.module_id(obj)) is not None:
+            return ("module", self.executor.live(ident))
+        return None
+
+
+def _pickled(objects: list, executor: Executor) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer, executor).dump(objects)
+    return buffer.getvalue()
 
 
 def _replace_tensors(value: Any, swap: dict[int, Any]) -> Any:

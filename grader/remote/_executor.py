@@ -12,6 +12,8 @@ the trusted side holds their ids.
 from __future__ import annotations
 
 import contextlib
+import copy
+import io
 import os
 import pickle
 import signal
@@ -22,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._copies import module_tensors, parameters_requiring_grad
+from grader.remote._mirror import Described
+from grader.remote._sync import (
+    changed,
+    describe_change,
+    marks,
+    module_tensors,
+)
 
 MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
 MAX_MESSAGE = 4000
@@ -60,6 +68,7 @@ class _Executor:
         self.calls: dict[int, tuple[list, list]] = {}  # call id -> (grad inputs, output tensors)
         self.next_id = first_ident
         self.impl_root: Path | None = None
+        self.described = Described(self.objects, self._new_id)
 
     # ------------------------------------------------------------------ requests
 
@@ -69,6 +78,7 @@ class _Executor:
         for ident in header.get("free", ()):
             self.objects.pop(ident, None)
             self.calls.pop(ident, None)
+            self.described.forget(ident)
         try:
             op = getattr(self, "op_" + str(header.get("op")), None)
             if op is None:
@@ -116,14 +126,18 @@ class _Executor:
 
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
         copies: list = []  # the objects the trusted side pickled for this call
+        self.described.take(header.get("push"), blobs)
         if "copies" in header:
             for entry in header["copies"]["path"]:  # to import test modules' classes by name
                 if isinstance(entry, str) and entry not in sys.path:
                     sys.path.append(entry)
-            copies = pickle.loads(blobs[header["copies"]["blob"]])
+            copies = _Unpickler(io.BytesIO(blobs[header["copies"]["blob"]]), self).load()
             for index, grads in header["copies"]["grads"]:
                 for t, grad in zip(module_tensors(copies[index]), grads, strict=True):
                     t.grad = None if grad is None else wire.decode(grad, blobs)
+            for entry in wire.as_list(header["copies"]["adopt"]):
+                index, module_ids, tensor_ids = wire.as_list(entry, 3)
+                self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
 
         def rebuilt(node: dict) -> Any:
             if node["k"] == "copy":
@@ -138,9 +152,10 @@ class _Executor:
         if rng is not None:  # None: the trusted side drew no random number since the last call
             torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
         rng_before = torch.get_rng_state().numpy().tobytes()
-        before = [_marks(t) for t in sent]
-        copies_before = [_snapshot(c) for c in copies]
-        fn = self.objects[header["id"]]
+        before = [marks(t) for t in sent]
+        fn = copy.deepcopy if header.get("builtin") == "deepcopy" else self.objects[header["id"]]
+        if "method" in header:
+            fn = getattr(fn, str(header["method"]))
         ops = None
         autocast_on, autocast_dtype = state["autocast"]
         try:
@@ -156,14 +171,12 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **_changes(sent, before, copies, copies_before, rng_before, out)}
+                return {**reply, **self._changes(sent, before, copies, rng_before, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
         by_identity = {id(t): i for i, t in enumerate(sent)}
         copy_identity = {id(c): j for j, c in enumerate(copies)}
-        places = {id(t): (j, i) for j, c in enumerate(copies) if isinstance(c, torch.nn.Module)
-                  for i, t in enumerate(module_tensors(c))}
         outputs: list = []
 
         def first(value: Any) -> dict | None:
@@ -171,20 +184,20 @@ class _Executor:
                 return {"k": "arg", "c": copy_identity[id(value)]}
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
                 return {"k": "arg", "i": by_identity[id(value)]}
-            if isinstance(value, torch.Tensor) and id(value) in places:
-                return {"k": "arg", "m": list(places[id(value)])}
+            if isinstance(value, torch.Tensor) and self.described.tensor_id(value) is not None:
+                return self.described.shared_node(value, out)
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
             return None
 
-        reply: dict = {"value": wire.encode(result, out, opaque=self._opaque, first=first),
-                       **_changes(sent, before, copies, copies_before, rng_before, out)}
+        reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self._opaque(v, out), first=first),
+                       **self._changes(sent, before, copies, rng_before, out)}
         if ops is not None:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
             call = self._new_id()
-            self.calls[call] = ([t for t in sent if t.requires_grad] + parameters_requiring_grad(copies),
-                                outputs)
+            shared = [self.described.tensors[tid] for tid in wire.as_list(header["grad_shared"])]
+            self.calls[call] = ([t for t in sent if t.requires_grad] + shared, outputs)
             reply["call"] = call
             reply["differentiable"] = [bool(t.requires_grad) for t in outputs]
         return reply
@@ -207,97 +220,74 @@ class _Executor:
         self.next_id += 1
         return self.next_id
 
-    def _opaque(self, value: Any) -> dict:
+    def _opaque(self, value: Any, out: list[bytes]) -> dict:
+        """A module's node (it is mirrored on the trusted side), or a handle to ``value``."""
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(value, torch.nn.Module):
+            return self.described.describe(value, out)
         ident = self._new_id()
         self.objects[ident] = value
         return {"k": "handle", "id": ident, "type": type(value).__qualname__[:200],
                 "callable": callable(value)}
 
     def _encode(self, value: Any, out: list[bytes]) -> Any:
-        return wire.encode(value, out, opaque=self._opaque)
+        return wire.encode(value, out, opaque=lambda v: self._opaque(v, out))
 
     def _resolve(self, node: dict) -> Any:
+        if node["k"] == "shared":
+            return self.described.tensors[node["t"]]
         if node["k"] != "ref":
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
+
+    def _changes(self, sent: list, before: list, copies: list, rng_before: bytes, out: list[bytes]) -> dict:
+        """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
+        argument tensors it changed, the state of each object sent as a copy, the modules and
+        tensors the trusted side mirrors (a module sent is one from then on), and the RNG state
+        when it drew random numbers."""
+        import torch
+
+        rng_after = torch.get_rng_state().numpy().tobytes()
+        return {"changed": [[i, describe_change(t, mark, out)]
+                            for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
+                "copies": [_state(c, out) for c in copies],
+                "shared": self.described.changes(out),
+                "rng": wire.encode(rng_after if rng_after != rng_before else None, out)}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
         return wire.decode(node, blobs, handle=self._resolve, grads=True)
 
 
-def _marks(t) -> tuple:
-    """What tells whether a call changed an argument tensor: its data's version, its .grad and
-    that grad's version (in-place clipping scales a grad without replacing it)."""
-    grad = t.grad
-    # An inference tensor keeps no version: an argument made under inference_mode() is one the
-    # call could change in place only under it too, which goes unseen.
-    return (None if t.is_inference() else t._version, grad, None if grad is None else grad._version,
-            None if t.is_meta else t.data_ptr(), t.grad_fn is not None, t.requires_grad)
-
-
-def _changed(t, marks: tuple) -> bool:
-    version, grad, grad_version, pointer, had_history, required_grad = marks
-    return ((version is not None and t._version != version) or t.grad is not grad
-            or (not t.is_meta and t.data_ptr() != pointer) or (grad is not None and grad._version != grad_version)
-            or (t.grad_fn is not None) != had_history or t.requires_grad != required_grad)
-
-
-def _change(t, marks: tuple, out: list[bytes]) -> dict:
-    """How the call left tensor ``t`` (``grader.remote._client._take_change`` applies it): its
-    data, whether that was replaced or changed in place, its .grad likewise, whether it requires
-    grad, and whether it gained autograd history."""
-    _, grad, _, pointer, had_history, _ = marks
-    return {"data": wire.encode(t.detach(), out),
-            "data_replaced": not t.is_meta and t.data_ptr() != pointer,
-            "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
-            "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
-            "history": t.grad_fn is not None and not had_history}
-
-
-def _changes(sent: list, before: list, copies: list, copies_before: list, rng_before: bytes,
-             out: list[bytes]) -> dict:
-    """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
-    argument tensors it changed, the state of each object sent as a copy, and the RNG state when
-    it drew random numbers."""
-    import torch
-
-    rng_after = torch.get_rng_state().numpy().tobytes()
-    return {"changed": [[i, _change(t, marks, out)] for i, (t, marks) in enumerate(zip(sent, before, strict=True))
-                        if _changed(t, marks)],
-            "copies": [_state(c, snapshot, out) for c, snapshot in zip(copies, copies_before)],
-            "rng": wire.encode(rng_after if rng_after != rng_before else None, out)}
-
-
-def _snapshot(obj: Any) -> Any:
-    """A module's tensors before a call: the call must leave the same ones (it may change them)."""
-    import torch
-
-    if not isinstance(obj, torch.nn.Module):
-        return None
-    tensors = module_tensors(obj)
-    return tensors, [_marks(t) for t in tensors]
-
-
-def _state(obj: Any, snapshot: Any, out: list[bytes]) -> dict:
+def _state(obj: Any, out: list[bytes]) -> dict:
     """What the trusted side needs to make its original of ``obj`` what the call made the copy
-    (``grader.remote._client._take_state``)."""
+    (``grader.remote._client._take_state``): an optimizer's or scheduler's state dict, a
+    generator's state. A module sent is mirrored from then on: its changes travel as a mirror's."""
     import torch
 
     if isinstance(obj, torch.nn.Module):
-        tensors_before, marks = snapshot
-        tensors = module_tensors(obj)
-        if len(tensors) != len(tensors_before) or any(a is not b for a, b in zip(tensors, tensors_before)):
-            raise RuntimeError("the call replaced parameters or submodules of a module it was given; "
-                               "graded in a separate process, a test cannot see that")
-        # Every tensor, changed or not: writes through ``.data`` and a kernel's own updates of
-        # running statistics leave no trace in a version counter.
-        changed = [[i, _change(t, mark, out)] for i, (t, mark) in enumerate(zip(tensors, marks))]
-        return {"kind": "module", "tensors": changed, "training": [m.training for m in obj.modules()]}
+        return {"kind": "none"}
     if isinstance(obj, torch.Generator):
         return {"kind": "generator", "state": wire.encode(obj.get_state(), out)}
     if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
         return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out)}
     return {"kind": "none"}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickles the trusted side's copies; a module or tensor the trusted side mirrors is the
+    executor's own (``grader.remote._client._Pickler`` names them)."""
+
+    def __init__(self, file, executor: _Executor) -> None:
+        super().__init__(file)
+        self.executor = executor
+
+    def persistent_load(self, pid: Any) -> Any:
+        kind, ident = pid
+        if kind == "shared":
+            return self.executor.described.tensors[ident]
+        if kind == "module":
+            return self.executor.described.modules[ident]
+        raise pickle.UnpicklingError(f"no persistent object {kind!r}")
 
 
 def _describe(exc: BaseException, impl_root: Path | None) -> dict:

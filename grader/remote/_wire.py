@@ -159,12 +159,22 @@ def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
     if t.is_inference():
         node["inference"] = True
     if t.device.type != "meta":
-        data = t.detach().to("cpu").contiguous().reshape(-1)
-        if data.dtype.is_complex:
-            data = torch.view_as_real(data).reshape(-1)
-        blobs.append(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+        data = flat_bytes(t.detach().to("cpu"))
+        blobs.append(data.numpy().tobytes() if data.numel() else b"")
         node["blob"] = len(blobs) - 1
     return node
+
+
+def flat_bytes(t):
+    """A CPU tensor's data as one row of bytes (a view where its layout allows, else a copy)."""
+    import torch
+
+    if t.dtype.is_complex:
+        t = torch.view_as_real(t)
+    flat = t.reshape(-1)
+    if flat.numel() and flat.stride(0) != 1:  # a one-element tensor may keep any stride
+        flat = torch.empty_like(flat, memory_format=torch.contiguous_format).copy_(flat)
+    return flat.view(torch.uint8)
 
 
 def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
@@ -219,7 +229,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             import torch
 
             return torch.Size([_dim(d) for d in as_list(node["v"])])
-        if kind in ("handle", "ref", "arg", "copy") and handle is not None:
+        if kind in ("handle", "ref", "arg", "copy", "module", "shared") and handle is not None:
             return handle(node)
     except WireError:
         raise
@@ -269,6 +279,18 @@ def _dtype(name: Any):
     if type(dtype) is not torch.dtype:
         raise WireError(f"an unknown dtype {name!r}")
     return dtype
+
+
+def decode_tensor(node: Any, blobs: list[bytes], *, grads: bool = False):
+    """A tensor node's tensor (``WireError`` for any other node)."""
+    if type(node) is not dict or node.get("k") != "tensor":
+        raise WireError("a tensor node that is not one")
+    try:
+        return _decode_tensor(node, blobs, grads)
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
+        raise WireError(f"a malformed tensor node: {exc}") from None
 
 
 def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):

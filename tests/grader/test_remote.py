@@ -3,8 +3,10 @@ module; the codec's refusals on frames a hostile executor could send."""
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import os
+import pickle
 import signal
 import textwrap
 from pathlib import Path
@@ -101,6 +103,10 @@ MODULE = textwrap.dedent('''
         optimizer.step()
         return loss.detach()
 
+    def manual_sgd_all(model, lr):
+        for p in model.parameters():
+            p.data -= lr * (p.grad if p.grad is not None else 0)
+
     def manual_sgd(model, lr):
         for p in model.parameters():
             p.data -= lr * p.grad
@@ -151,6 +157,55 @@ MODULE = textwrap.dedent('''
 
     def is_inference(x):
         return x.is_inference()
+
+    class MLP(torch.nn.Module):
+        def __init__(self, sizes):
+            super().__init__()
+            self.net = torch.nn.Sequential(*[torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+            self.scale = 2.0
+
+        def forward(self, x):
+            return self.net(x) * self.scale
+
+        def double_scale(self):
+            self.scale *= 2
+            return self.scale
+
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(5, 3)
+            self.out = torch.nn.Linear(3, 5, bias=False)
+            self.tie()
+
+        def tie(self):
+            self.out.weight = self.emb.weight
+
+        def forward(self, i):
+            return self.out(self.emb(i))
+
+        def _apply(self, fn, *args, **kwargs):
+            super()._apply(fn, *args, **kwargs)
+            self.tie()
+            return self
+
+    class Keeps(torch.nn.Module):
+        def __init__(self, block):
+            super().__init__()
+            self.block = block
+
+        def forward(self, x):
+            return self.block(self.block(x))
+
+    def normed():
+        return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU(),
+                                   torch.nn.Linear(4, 1))
+
+    def add_layer(model):
+        model.extra = torch.nn.Linear(1, 1)
+
+    def silence(model):
+        model.register_forward_hook(lambda m, i, o: o * 0)
 
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
@@ -463,9 +518,15 @@ def test_inference_tensors_cross_as_inference_tensors_both_ways(module):
     assert module.is_inference(torch.ones(2)) is False
 
 
-def test_a_call_that_replaces_a_submodule_it_was_given_fails(module):
-    with pytest.raises(RuntimeError, match="replaced parameters or submodules"):
-        module.replace_head(_model())
+def test_a_submodule_replaced_there_is_replaced_here_and_its_siblings_stay_the_same_objects(module):
+    model = _model()
+    norm, x = model[1], torch.randn(4, 3)
+    module.replace_head(model)
+    head = model[0]
+    assert type(head) is torch.nn.Linear and head.out_features == 2 and model[1] is norm
+    assert torch.equal(model(x), norm(torch.nn.functional.linear(x, head.weight, head.bias)))
+    module.manual_sgd_all(model, 0.0)  # the new head there is the one here
+    assert model[0] is head
 
 
 def test_what_pickle_refuses_cannot_be_passed(module):
@@ -645,3 +706,90 @@ def test_a_hang_costs_only_the_tests_that_hang(tmp_path, fork):
     assert {t.name.split("::")[-1]: t.status for t in graded.tests} == {
         "test_coordinate_grid_corners": "failed", "test_sinusoidal_first_rows": "passed",
         "test_grid_x_varies_along_width": "failed"}
+
+
+# ----------------------------------------------------------------------------- mirrors
+
+
+def test_a_module_built_there_is_a_module_here_of_the_same_shape(module):
+    model = module.MLP([3, 4, 2])
+    assert isinstance(model, torch.nn.Module) and type(model).__name__ == "MLP"
+    assert type(model.net) is torch.nn.Sequential and [type(m) for m in model.net] == [torch.nn.Linear] * 2
+    assert [n for n, _ in model.named_parameters()] == ["net.0.weight", "net.0.bias", "net.1.weight", "net.1.bias"]
+    assert model.scale == 2.0  # read there
+    assert "Linear(in_features=3, out_features=4" in repr(model)
+
+
+def test_a_mirror_computes_there_and_gradients_reach_its_parameters_here(module):
+    model, x = module.MLP([3, 4, 2]), torch.randn(5, 3)
+    same = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
+    same.load_state_dict(model.net.state_dict())
+    assert torch.allclose(model(x), same(x) * 2)
+    model(x).sum().backward()
+    (same(x) * 2).sum().backward()
+    assert all(torch.allclose(a.grad, b.grad) for a, b in zip(model.parameters(), same.parameters()))
+    assert module.MLP([2, 1]).double_scale() == 4.0  # a method of the submission's class, there
+
+
+def test_what_the_test_changes_in_a_mirror_reaches_the_module_there(module):
+    model, x = module.MLP([3, 2]), torch.randn(4, 3)
+    with torch.no_grad():
+        model.net[0].weight.data.zero_()  # through .data: no version bump
+    model.net[0].bias.data = torch.ones(2)  # replaced
+    assert torch.equal(model(x), torch.full((4, 2), 2.0))
+    model.double()
+    assert model(x.double()).dtype == torch.float64
+    model.to("meta")  # new parameters here: they replace the old ones there
+    assert model(torch.randn(4, 3, dtype=torch.float64, device="meta")).is_meta
+
+
+def test_training_there_with_an_optimizer_here_changes_the_mirror(module):
+    model = module.normed()
+    assert type(model[1]) is torch.nn.BatchNorm1d  # torch's own: runs here
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    weight, mean = model[0].weight, model[1].running_mean.clone()
+    before = model[3].weight.detach().clone()
+    module.train(model, opt, torch.randn(8, 3), torch.randn(8, 1))
+    assert model[0].weight is weight and not torch.equal(before, model[3].weight)
+    assert not torch.equal(mean, model[1].running_mean)  # a kernel's update: no version bump there
+    assert opt.state[model[3].weight]["momentum_buffer"] is not None
+    trained, grad = model[3].weight.detach().clone(), model[3].weight.grad.clone()
+    module.manual_sgd_all(model, 1.0)  # the .grad the call left there, and a write through .data
+    assert torch.equal(model[3].weight.detach(), trained - grad)
+
+
+def test_tied_weights_stay_tied_and_an_overridden_apply_runs_there(module):
+    tied = module.Tied()
+    assert tied.out.weight is tied.emb.weight and len(list(tied.parameters())) == 1
+    tied(torch.tensor([1, 2])).sum().backward()
+    assert tied.emb.weight.grad is not None
+    tied.to("meta")  # the submission's _apply ties them again
+    assert tied.out.weight is tied.emb.weight and tied.out.weight.is_meta
+
+
+def test_a_module_of_the_test_kept_there_is_the_same_object_here(module):
+    block = torch.nn.Linear(2, 2)
+    kept = module.Keeps(block)
+    assert kept.block is block and list(kept.parameters()) == list(block.parameters())
+    kept(torch.randn(3, 2)).sum().backward()
+    assert block.weight.grad is not None and block.weight.grad.abs().sum() > 0
+
+
+def test_a_module_reshaped_or_hooked_there_is_so_here(module):
+    model = module.MLP([1, 1])
+    module.add_layer(model)
+    assert type(model.extra) is torch.nn.Linear
+    module.silence(model.net)
+    assert isinstance(model.net, torch.nn.Sequential) and type(model.net) is not torch.nn.Sequential
+    assert torch.equal(model(torch.ones(2, 1)), torch.zeros(2, 1))  # the hook ran there
+
+
+def test_a_deep_copy_of_a_mirror_is_made_there_and_is_another_module(module):
+    model = module.MLP([2, 2])
+    twin = copy.deepcopy(model)
+    assert type(twin).__name__ == "MLP" and twin is not model and twin.net[0].weight is not model.net[0].weight
+    with torch.no_grad():
+        twin.net[0].weight.zero_()
+    assert not torch.equal(model.net[0].weight, twin.net[0].weight)
+    with pytest.raises(TypeError, match="cannot be pickled here"):
+        pickle.dumps(model)

@@ -1,0 +1,506 @@
+"""Modules the submission builds, held by the trusted side as *mirrors*.
+
+A ``torch.nn.Module`` that reaches the trusted side from the executor (returned, read as an
+attribute, listed) comes back as a mirror: a module of the same shape, whose parameters and
+buffers are real tensors here, shared with the executor's module (each pair has one id, and
+``grader.remote._sync`` carries changes both ways around every call). Each submodule is mirrored
+too, one mirror per module however often it is reached, so tied weights and shared blocks stay
+tied.
+
+A submodule of exactly a ``torch.nn`` class, with no hooks and plain attributes (an
+``nn.Linear``, an ``nn.Sequential``, an ``nn.BatchNorm1d``), is rebuilt as an instance of that very
+class, whose ``forward`` is torch's own, run here. Any other (a class of the submission, or a
+``torch.nn`` module with hooks or methods set on it) is an instance of a class made here that
+derives from its nearest ``torch.nn`` class (``isinstance`` holds) and calls its ``forward``, and
+any attribute or method not found here, in the executor. So the test can train, inspect, save and
+load a mirror as it would the module, and a gradient reaches its parameters here.
+
+``Described`` is the executor's side: which modules it described and their tensors, by id, and
+what changed since the trusted side last saw them. ``build`` is the trusted side's.
+"""
+
+from __future__ import annotations
+
+import weakref
+from functools import cache
+from typing import Any
+
+from grader.remote import _wire as wire
+from grader.remote._sync import Snapshot, describe_change
+
+# The tensors of an RNN that torch lists again from its parameters' names: rebuilt, not sent.
+_REBUILT = frozenset({"_flat_weights"})
+
+# A mirror here -> (its executor, its id there).
+OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@cache
+def _module_internals() -> frozenset[str]:
+    import torch
+
+    return frozenset(torch.nn.Module().__dict__)
+
+
+def builtin_base(cls: type) -> type:
+    """The nearest class among ``cls``'s bases (itself included) that ``torch.nn`` exports."""
+    import torch
+
+    for klass in cls.__mro__:
+        if getattr(torch.nn, klass.__name__, None) is klass:
+            return klass
+    return torch.nn.Module
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    import torch
+
+    if depth > 8:
+        return False
+    if value is None or type(value) in (bool, int, float, complex, str, torch.dtype, torch.device, torch.Size):
+        return True
+    if type(value) in (tuple, list):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
+    return type(value) in (torch.Tensor, torch.nn.Parameter)
+
+
+def _attributes(module) -> list[tuple[str, Any]]:
+    internals = _module_internals()
+    return [(k, v) for k, v in module.__dict__.items()
+            if k not in internals and k not in _REBUILT and not k.startswith("__")]
+
+
+# What calls ``_apply``: a class that overrides it (to tie weights again after a move, say) has
+# these run in the executor too.
+_APPLYING = ("_apply", "to", "cpu", "cuda", "double", "float", "half", "bfloat16", "type", "to_empty")
+
+
+def overrides(cls: type, base: type) -> list[str]:
+    """The methods of ``torch.nn.Module`` (or ``base``) that ``cls`` defines again itself."""
+    import torch
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is base or getattr(torch.nn, klass.__name__, None) is klass:
+            break
+        names.update(k for k in vars(klass) if k not in ("forward", "__init__") and not k.startswith("__")
+                     and callable(getattr(base, k, None)))
+    if "_apply" in names:
+        names.update(_APPLYING)
+    return sorted(names)
+
+
+def _hooked(module) -> bool:
+    return any(isinstance(v, dict) and v for k, v in module.__dict__.items() if k.endswith("_hooks"))
+
+
+def _local(module, base: type) -> bool:
+    """Whether ``module`` runs its ``forward`` on the trusted side: exactly a ``torch.nn`` class
+    (not ``nn.Module`` itself, whose forward is a subclass's), no hooks, no method set on the
+    instance, every attribute plain data."""
+    import torch
+
+    return (type(module) is base and base is not torch.nn.Module and not _hooked(module)
+            and all(_plain(v) for _, v in _attributes(module)))
+
+
+def _signature(module) -> tuple:
+    """What a mirror's shape depends on: its class, where its forward runs, its tensors and
+    submodules (by identity) and, for one run here, its attributes."""
+    base = builtin_base(type(module))
+    local = _local(module, base)
+    return (type(module), local,
+            tuple((k, id(v)) for k, v in module._parameters.items()),
+            tuple((k, id(v), k in module._non_persistent_buffers_set) for k, v in module._buffers.items()),
+            tuple((k, id(v)) for k, v in module._modules.items()),
+            repr(_attributes(module)) if local else None)
+
+
+class Described:
+    """The executor's record of the modules it described to the trusted side and their tensors:
+    each has the id the trusted side knows it by, and a snapshot taken when both sides last
+    agreed, to tell what a call changed (``changes``)."""
+
+    def __init__(self, objects: dict[int, Any], new_id) -> None:
+        self.objects, self.new_id = objects, new_id
+        self.modules: dict[int, Any] = {}
+        self.module_ids: dict[int, int] = {}
+        self.signatures: dict[int, tuple] = {}
+        self.training: dict[int, bool] = {}
+        self.tensors: dict[int, Any] = {}
+        self.tensor_ids: dict[int, int] = {}
+        self.snapshots: dict[int, Snapshot] = {}
+        self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
+
+    def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
+        """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
+        gave ids to it, its submodules and tensors (``None`` for those mirrored already), in
+        ``modules()`` and ``module_tensors`` order."""
+        from grader.remote._sync import module_tensors
+
+        modules, tensors = list(module.modules()), module_tensors(module)
+        if len(modules) != len(module_ids) or len(tensors) != len(tensor_ids):
+            raise wire.WireError("ids for a module that is not the one sent")
+        for m, ident in zip(modules, module_ids):
+            if ident is not None:
+                self.modules[ident], self.module_ids[id(m)], self.objects[ident] = m, ident, m
+                self.own[ident] = type(m)
+                self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
+        for t, tid in zip(tensors, tensor_ids):
+            if tid is not None:
+                self.tensors[tid], self.tensor_ids[id(t)] = t, tid
+                self.snapshots[tid] = Snapshot(t)
+
+    def forget(self, ident: int) -> None:
+        module = self.modules.pop(ident, None)
+        if module is not None:
+            self.module_ids.pop(id(module), None)
+        tensor = self.tensors.pop(ident, None)
+        if tensor is not None:
+            self.tensor_ids.pop(id(tensor), None)
+        for table in (self.signatures, self.training, self.snapshots, self.own):
+            table.pop(ident, None)
+
+    def tensor_id(self, t) -> int | None:
+        tid = self.tensor_ids.get(id(t))
+        return tid if tid is not None and self.tensors.get(tid) is t else None
+
+    def shared_node(self, t, out: list[bytes]) -> dict:
+        """A shared tensor's node (its data too: the trusted side may no longer hold it)."""
+        tid = self.tensor_id(t)
+        if tid is None:
+            tid = self.new_id()
+            self.tensors[tid], self.tensor_ids[id(t)] = t, tid
+        return {"k": "shared", "t": tid, "v": wire.encode_tensor(t, out, with_grad=True)}
+
+    def describe(self, root, out: list[bytes]) -> dict:
+        """``root``'s node: each module in it once, by its id, parents before children."""
+        nodes: list = []
+        index: dict[int, int] = {}
+
+        def visit(module) -> int:
+            if id(module) in index:
+                return index[id(module)]
+            index[id(module)] = len(nodes)
+            nodes.append(None)
+            ident = self.module_ids.get(id(module))
+            if ident is None or self.modules.get(ident) is not module:
+                ident = self.new_id()
+                self.modules[ident], self.module_ids[id(module)] = module, ident
+                self.objects[ident] = module
+            nodes[index[id(module)]] = self._node(module, ident, visit, out)
+            return index[id(module)]
+
+        visit(root)
+        return {"k": "module", "nodes": nodes}
+
+    def _node(self, module, ident: int, visit, out: list[bytes]) -> dict:
+        base = builtin_base(type(module))
+        local = _local(module, base)
+        self.signatures[ident] = _signature(module)
+        self.training[ident] = bool(module.training)
+        # The trusted side's own module, still of its class and with no hook: it runs there.
+        own = self.own.get(ident) is type(module) and not _hooked(module)
+        transient = module._non_persistent_buffers_set
+        return {"id": ident, "type": type(module).__qualname__[:200], "base": base.__name__, "local": local,
+                "own": own, "overrides": [] if local or own else overrides(type(module), base),
+                "training": bool(module.training),
+                "params": [[k, None if v is None else self.shared_node(v, out)] for k, v in module._parameters.items()],
+                "buffers": [[k, None if v is None else self.shared_node(v, out), k not in transient]
+                            for k, v in module._buffers.items()],
+                "children": [[k, None if v is None else visit(v)] for k, v in module._modules.items()],
+                "attributes": [[k, wire.encode(v, out)] for k, v in _attributes(module)] if local and not own else []}
+
+    # ------------------------------------------------------------------ around a call
+
+    def take(self, push: Any, blobs: list[bytes]) -> None:
+        """Make the described modules and tensors what the trusted side's mirrors are (its
+        ``Mirrors.push``), then snapshot them."""
+        from grader.remote._sync import apply_change
+
+        if push is not None:
+            for entry in wire.as_list(push["placed"]):
+                ident, kind, name, tid, node = wire.as_list(entry, 5)
+                t = wire.decode_tensor(node, blobs, grads=True)
+                module = self.modules[ident]
+                (module._parameters if kind == "param" else module._buffers)[name] = t
+                self.tensors[tid], self.tensor_ids[id(t)] = t, tid
+                self.signatures[ident] = _signature(module)
+            for entry in wire.as_list(push["tensors"]):
+                tid, change = wire.as_list(entry, 2)
+                apply_change(self.tensors[tid], change, blobs)
+            for entry in wire.as_list(push["training"]):
+                ident, flag = wire.as_list(entry, 2)
+                if ident in self.modules:
+                    self.modules[ident].training = self.training[ident] = flag is True
+        self.snapshots = {tid: Snapshot(t) for tid, t in self.tensors.items()}
+
+    def changes(self, out: list[bytes]) -> dict:
+        """What changed since ``take``: tensors, training flags, and modules whose shape changed
+        (described again)."""
+        tensors = [[tid, describe_change(t, snap.marks, out)] for tid, t in list(self.tensors.items())
+                   if (snap := self.snapshots.get(tid)) is not None and snap.differs(t)]
+        training, reshaped = [], []
+        for ident, module in list(self.modules.items()):
+            if ident not in self.modules:
+                continue
+            if _signature(module) != self.signatures[ident]:
+                reshaped.append([ident, self.describe(module, out)])
+            elif bool(module.training) != self.training[ident]:
+                self.training[ident] = bool(module.training)
+                training.append([ident, bool(module.training)])
+        return {"tensors": tensors, "training": training, "reshaped": reshaped}
+
+
+# ----------------------------------------------------------------------------- the trusted side
+
+
+class Mirrors:
+    """The trusted side's mirrors of one executor's modules, and their shared tensors."""
+
+    def __init__(self, executor) -> None:
+        self.executor = executor
+        self.modules: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.tensors: dict[int, weakref.ref] = {}
+        self.tensor_ids: dict[int, int] = {}
+        self.snapshots: dict[int, Snapshot] = {}
+
+    def tensor_id(self, t) -> int | None:
+        tid = self.tensor_ids.get(id(t))
+        return tid if tid is not None and self.tensors[tid]() is t else None
+
+    def module_id(self, module) -> int | None:
+        owner = OWNER.get(module)
+        return owner[1] if owner is not None and owner[0] is self.executor else None
+
+    def live_tensors(self) -> list[tuple[int, Any]]:
+        return [(tid, t) for tid, ref in list(self.tensors.items()) if (t := ref()) is not None]
+
+    def requiring_grad(self) -> list[tuple[int, Any]]:
+        return [(tid, t) for tid, t in self.live_tensors() if t.requires_grad and t.is_leaf]
+
+    def shared(self, node: dict, blobs: list[bytes]):
+        tid = self.executor.own_id(node.get("t"))
+        t = self.tensors[tid]() if tid in self.tensors else None
+        if t is None:
+            t = wire.decode_tensor(node["v"], blobs, grads=True)
+            self._share(t, tid)
+            self.executor.keep(tid)
+        return t
+
+    def _share(self, t, tid: int) -> None:
+        self.tensors[tid], self.tensor_ids[id(t)] = weakref.ref(t), tid
+        self.snapshots[tid] = Snapshot(t)
+        weakref.finalize(t, self._forget_tensor, self.executor.generation, tid, id(t))
+
+    def _register(self, module, ident: int) -> None:
+        OWNER[module] = (self.executor, ident)
+        self.modules[ident] = module
+        weakref.finalize(module, self._forget_module, self.executor.generation, ident)
+
+    def adopt(self, module) -> tuple[list, list]:
+        """Mirror ``module``, the test's, sent to the executor as a copy: ids for it, its
+        submodules and tensors (``None`` for those mirrored already), in ``modules()`` and
+        ``module_tensors`` order (``Described.adopt``)."""
+        from grader.remote._sync import module_tensors
+
+        module_ids: list = []
+        for m in module.modules():
+            if self.module_id(m) is None:
+                module_ids.append(self.executor.new_id())
+                self._register(m, module_ids[-1])
+            else:
+                module_ids.append(None)
+        tensor_ids: list = []
+        for t in module_tensors(module):
+            if self.tensor_id(t) is None:
+                tensor_ids.append(self.executor.new_id())
+                self._share(t, tensor_ids[-1])
+            else:
+                tensor_ids.append(None)
+        return module_ids, tensor_ids
+
+    def _forget_tensor(self, generation: int, tid: int, address: int) -> None:
+        if generation != self.executor.generation:
+            return
+        self.tensors.pop(tid, None)
+        self.snapshots.pop(tid, None)
+        if self.tensor_ids.get(address) == tid:
+            del self.tensor_ids[address]
+        self.executor.release(tid)
+
+    def push(self, blobs: list[bytes]) -> dict:
+        """What the test changed in the mirrors since the last call (``Described.take``): their
+        tensors, training flags, and tensors it put in their place (``model.to("meta")`` makes
+        new parameters)."""
+        placed = []
+        for ident, module in list(self.modules.items()):
+            for kind, table in (("param", module._parameters), ("buffer", module._buffers)):
+                for name, t in table.items():
+                    if t is not None and self.tensor_id(t) is None:
+                        tid = self.executor.new_id()
+                        self._share(t, tid)
+                        placed.append([ident, kind, name, tid, wire.encode_tensor(t, blobs, with_grad=True)])
+        tensors = [[tid, describe_change(t, self.snapshots[tid].marks, blobs)] for tid, t in self.live_tensors()
+                   if self.snapshots[tid].differs(t)]
+        return {"placed": placed, "tensors": tensors,
+                "training": [[ident, m.training] for ident, m in list(self.modules.items())]}
+
+    def take(self, changes: Any, blobs: list[bytes]) -> None:
+        """Make the mirrors what the call made their modules (``Described.changes``), then
+        snapshot every shared tensor."""
+        from grader.remote._sync import apply_change
+
+        if changes is not None:
+            for entry in wire.as_list(changes["tensors"]):
+                tid, change = wire.as_list(entry, 2)
+                t = self.tensors[tid]() if tid in self.tensors else None
+                if t is not None:
+                    apply_change(t, change, blobs)
+            for entry in wire.as_list(changes["training"]):
+                ident, flag = wire.as_list(entry, 2)
+                if (module := self.modules.get(ident)) is not None:
+                    module.training = flag is True
+            for entry in wire.as_list(changes["reshaped"]):
+                ident, node = wire.as_list(entry, 2)
+                if ident in self.modules:
+                    self.build(node, blobs)
+        self.snapshots = {tid: Snapshot(t) for tid, t in self.live_tensors()}
+
+    def build(self, node: dict, blobs: list[bytes]):
+        """The mirror of a module node. A module mirrored before is that same mirror, filled
+        again from the node (its module may have changed shape since)."""
+        import torch
+
+        nodes = wire.as_list(node["nodes"])
+        if not nodes:
+            raise wire.WireError("a module node without modules")
+        made: list = []
+        for n in nodes:
+            ident = self.executor.own_id(n["id"])
+            module = self.modules.get(ident)
+            cls = type(module) if module is not None and n.get("own") is True else _class_of(n)
+            if module is not None:
+                if type(module) is not cls:
+                    module.__class__ = cls  # a hook set there, say: its forward now runs there
+            else:
+                module = cls.__new__(cls)
+                torch.nn.Module.__init__(module)
+                self._register(module, ident)
+                self.executor.keep(ident)
+            made.append(module)
+        for n, module in zip(nodes, made, strict=True):
+            self._fill(module, n, made, blobs)
+        return made[0]
+
+    def _forget_module(self, generation: int, ident: int) -> None:
+        if generation == self.executor.generation:
+            self.executor.release(ident)
+
+    def _fill(self, module, n: dict, made: list, blobs: list[bytes]) -> None:
+        import torch
+
+        module._parameters.clear()
+        module._buffers.clear()
+        module._non_persistent_buffers_set.clear()
+        module._modules.clear()
+        module.training = n["training"] is True
+        for entry in wire.as_list(n["params"]):
+            name, value = wire.as_list(entry, 2)
+            t = None if value is None else self._shared_of_kind(value, blobs)
+            if t is not None and not isinstance(t, torch.nn.Parameter):
+                raise wire.WireError("a parameter that is not one")
+            module._parameters[_name(name)] = t
+        for entry in wire.as_list(n["buffers"]):
+            name, value, persistent = wire.as_list(entry, 3)
+            module._buffers[_name(name)] = None if value is None else self._shared_of_kind(value, blobs)
+            if persistent is not True:
+                module._non_persistent_buffers_set.add(name)
+        for entry in wire.as_list(n["children"]):
+            name, index = wire.as_list(entry, 2)
+            if index is not None and (type(index) is not int or not 0 <= index < len(made)):
+                raise wire.WireError("a submodule that was not described")
+            module._modules[_name(name)] = None if index is None else made[index]
+        for entry in wire.as_list(n["attributes"]):
+            name, value = wire.as_list(entry, 2)
+            if not _name(name).startswith("__"):
+                module.__dict__[name] = wire.decode(value, blobs)
+        if n["local"] is True and hasattr(module, "_init_flat_weights"):
+            module._init_flat_weights()
+
+    def _shared_of_kind(self, value: Any, blobs: list[bytes]):
+        if not isinstance(value, dict) or value.get("k") != "shared":
+            raise wire.WireError("a module tensor that is not shared")
+        return self.shared(value, blobs)
+
+
+def _name(value: Any) -> str:
+    if type(value) is not str or not value or len(value) > 200:
+        raise wire.WireError("a malformed name")
+    return value
+
+
+def _class_of(n: dict) -> type:
+    import torch
+
+    base = getattr(torch.nn, _name(n["base"]), None)
+    if not (isinstance(base, type) and issubclass(base, torch.nn.Module)):
+        raise wire.WireError(f"no torch.nn module class {n['base']!r}")
+    if n["local"] is True and base is not torch.nn.Module:
+        return base
+    remote = tuple(sorted({_name(k) for k in wire.as_list(n.get("overrides", []))} & set(dir(base))))
+    return _mirror_class(_name(n["type"]), base, remote)
+
+
+@cache
+def _mirror_class(type_name: str, base: type, remote: tuple[str, ...]) -> type:
+    """The class of a mirror whose ``forward`` runs in the executor: a subclass of ``base``,
+    named as the submission's class; the methods of ``base`` it overrides (``remote``) run
+    there too."""
+    import torch
+
+    def run_there(name: str):
+        def method(self, *args, **kwargs):
+            executor, ident = _owner(self)
+            return executor.call_method(ident, name, args, kwargs)
+
+        method.__name__ = name
+        return method
+
+    def forward(self, *args, **kwargs):
+        executor, ident = _owner(self)
+        return executor.call(ident, args, kwargs)
+
+    def __getattr__(self, name: str):
+        try:
+            return torch.nn.Module.__getattr__(self, name)
+        except AttributeError:
+            if name.startswith("_"):
+                raise
+            owner = OWNER.get(self)
+            if owner is None:
+                raise
+        return owner[0].getattr(owner[1], name)
+
+    def __deepcopy__(self, memo):
+        executor, ident = _owner(self)
+        return executor.deepcopy(ident, self)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"{type_name}, a module the submission built, cannot be pickled here "
+                        "(its tests run in a process of their own); save its state_dict()")
+
+    short = type_name.rsplit(".", 1)[-1] or "Module"
+    return type(short, (base,), {**{name: run_there(name) for name in remote},
+                                 "forward": forward, "__getattr__": __getattr__, "__deepcopy__": __deepcopy__,
+                                 "__reduce_ex__": __reduce_ex__, "__module__": "submission",
+                                 "__qualname__": type_name})
+
+
+def _owner(module) -> tuple[Any, int]:
+    owner = OWNER.get(module)
+    if owner is None:
+        raise RuntimeError("this module was built by the submission in a process that is gone")
+    return owner

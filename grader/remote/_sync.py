@@ -1,0 +1,125 @@
+"""What both processes agree on about tensors: how they list a module's, and how a change to one
+travels from the process that made it to the one that holds the same tensor.
+
+The trusted side and the executor each walk their own object and must number its tensors the
+same way: a change, a gradient or an identity refers to a tensor by its place in these lists or by
+the id both sides gave it (a *shared* tensor: a parameter or buffer of a module the submission
+built, which the trusted side holds as a mirror, ``grader.remote._mirror``). A change is made by
+``describe_change`` on one side and applied by ``apply_change`` on the other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grader.remote import _wire as wire
+
+
+def module_tensors(module) -> list:
+    """A module's parameters then buffers, each once, in ``parameters()``/``buffers()`` order."""
+    return [*module.parameters(), *module.buffers()]
+
+
+def parameters_requiring_grad(objects: list, leave_out: set[int] = frozenset()) -> list:
+    """The parameters requiring grad of the modules among ``objects``, each once, in order, but
+    those whose ``id`` is in ``leave_out`` (shared tensors, which reach a call's gradients apart)."""
+    import torch
+
+    seen: dict[int, Any] = {}
+    for obj in objects:
+        if isinstance(obj, torch.nn.Module):
+            for p in obj.parameters():
+                if p.requires_grad and id(p) not in leave_out:
+                    seen.setdefault(id(p), p)
+    return list(seen.values())
+
+
+def marks(t) -> tuple:
+    """What tells whether a tensor changed since: its data's version and place, its .grad and
+    that grad's version (in-place clipping scales a grad without replacing it), whether it has
+    autograd history and requires grad."""
+    grad = t.grad
+    # An inference tensor keeps no version: an argument made under inference_mode() is one the
+    # call could change in place only under it too, which goes unseen.
+    return (None if t.is_inference() else t._version, grad, None if grad is None else grad._version,
+            None if t.is_meta else t.data_ptr(), t.grad_fn is not None, t.requires_grad)
+
+
+def changed(t, before: tuple) -> bool:
+    """Whether ``t`` is not as its ``marks`` were ``before`` (writes through ``.data`` and a
+    kernel's own updates of running statistics leave no mark: ``Snapshot`` sees those)."""
+    version, grad, grad_version, pointer, had_history, required_grad = before
+    return ((version is not None and t._version != version) or t.grad is not grad
+            or (not t.is_meta and t.data_ptr() != pointer) or (grad is not None and grad._version != grad_version)
+            or (t.grad_fn is not None) != had_history or t.requires_grad != required_grad)
+
+
+class Snapshot:
+    """A tensor's marks and a copy of its data and .grad, to tell afterwards whether anything
+    changed it, however it was written."""
+
+    __slots__ = ("marks", "data", "grad")
+
+    def __init__(self, t) -> None:
+        self.marks = marks(t)
+        self.data = t.detach().clone()
+        self.grad = None if t.grad is None else t.grad.detach().clone()
+
+    def differs(self, t) -> bool:
+        return (changed(t, self.marks) or not same_bits(t.detach(), self.data)
+                or (t.grad is not None and not same_bits(t.grad.detach(), self.grad)))
+
+
+def same_bits(a, b) -> bool:
+    """Whether two tensors hold the same values bit for bit (NaN equal to itself)."""
+    import torch
+
+    if b is None or a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    if a.is_meta or a.numel() == 0:
+        return True
+    return torch.equal(wire.flat_bytes(a), wire.flat_bytes(b))
+
+
+def describe_change(t, before: tuple, out: list[bytes]) -> dict:
+    """How ``t`` is now, against its ``marks`` ``before`` (``apply_change`` makes the other
+    side's tensor so): its data, whether that was replaced or changed in place, its .grad
+    likewise, whether it requires grad, and whether it gained autograd history."""
+    _, grad, _, pointer, had_history, _ = before
+    return {"data": wire.encode(t.detach(), out),
+            "data_replaced": not t.is_meta and t.data_ptr() != pointer,
+            "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
+            "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
+            "history": t.grad_fn is not None and not had_history}
+
+
+def apply_change(target, change: Any, blobs: list[bytes]) -> None:
+    """Make ``target`` what the other side's tensor became (``describe_change``): data replaced
+    or changed in place as it was there, .grad likewise, requires_grad, and autograd history
+    when that tensor gained some."""
+    import torch
+
+    if not isinstance(change, dict):
+        raise wire.WireError("a malformed change")
+    new = wire.decode(change["data"], blobs)
+    history = change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
+    if history:
+        target.copy_(new.requires_grad_())  # with grad: the history the copy gained, here too
+    elif (change.get("data_replaced") is True or new.shape != target.shape or new.dtype != target.dtype
+          or new.device != target.device):
+        with torch.no_grad():
+            target.data = new
+    elif target.is_meta or not same_bits(target.detach(), new):  # unchanged data: no version bump
+        with torch.no_grad():
+            target.copy_(new)
+    if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
+        target.requires_grad_(change.get("requires_grad") is True)
+    grad = None if change["grad"] is None else wire.decode(change["grad"], blobs)
+    if grad is None:
+        target.grad = None
+    elif (change.get("grad_replaced") is True or target.grad is None or target.grad.shape != grad.shape
+          or target.grad.dtype != grad.dtype or target.grad.device != grad.device):
+        target.grad = grad
+    elif not same_bits(target.grad.detach(), grad):
+        with torch.no_grad():
+            target.grad.copy_(grad)
