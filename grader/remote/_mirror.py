@@ -223,14 +223,17 @@ class Described:
         if push is not None:
             for entry in wire.as_list(push["placed"]):
                 ident, kind, name, tid, node = wire.as_list(entry, 5)
-                t = wire.decode_tensor(node, blobs, grads=True)
+                if node is None:
+                    t = self.tensors[tid]
+                else:
+                    t = wire.decode_tensor(node, blobs, grads=True)
+                    self.tensors[tid], self.tensor_ids[id(t)] = t, tid
                 module = self.modules[ident]
                 (module._parameters if kind == "param" else module._buffers)[name] = t
-                self.tensors[tid], self.tensor_ids[id(t)] = t, tid
                 self.signatures[ident] = _signature(module)
             for entry in wire.as_list(push["tensors"]):
                 tid, change = wire.as_list(entry, 2)
-                apply_change(self.tensors[tid], change, blobs)
+                apply_change(self.tensors[tid], change, blobs, quiet=True)
             for entry in wire.as_list(push["training"]):
                 ident, flag = wire.as_list(entry, 2)
                 if ident in self.modules:
@@ -266,10 +269,21 @@ class Mirrors:
         self.tensors: dict[int, weakref.ref] = {}
         self.tensor_ids: dict[int, int] = {}
         self.snapshots: dict[int, Snapshot] = {}
+        # (module id, "param" or "buffer", name) -> the id of the tensor the executor has there
+        self.slots: dict[tuple[int, str, str], int] = {}
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
         return tid if tid is not None and self.tensors[tid]() is t else None
+
+    def _slots(self) -> list[tuple[tuple[int, str, str], Any]]:
+        return [((ident, kind, name), t) for ident, module in list(self.modules.items())
+                for kind, table in (("param", module._parameters), ("buffer", module._buffers))
+                for name, t in table.items() if t is not None]
+
+    def _agree(self) -> None:
+        """Both sides now hold the same tensor in every slot of every mirror."""
+        self.slots = {key: tid for key, t in self._slots() if (tid := self.tensor_id(t)) is not None}
 
     def module_id(self, module) -> int | None:
         owner = OWNER.get(module)
@@ -320,6 +334,11 @@ class Mirrors:
                 self._share(t, tensor_ids[-1])
             else:
                 tensor_ids.append(None)
+        for m, ident in zip(module.modules(), module_ids):
+            if ident is not None:  # the copy there holds these very tensors
+                for kind, table in (("param", m._parameters), ("buffer", m._buffers)):
+                    self.slots.update({(ident, kind, name): self.tensor_id(t) for name, t in table.items()
+                                       if t is not None})
         return module_ids, tensor_ids
 
     def _forget_tensor(self, generation: int, tid: int, address: int) -> None:
@@ -336,13 +355,14 @@ class Mirrors:
         tensors, training flags, and tensors it put in their place (``model.to("meta")`` makes
         new parameters)."""
         placed = []
-        for ident, module in list(self.modules.items()):
-            for kind, table in (("param", module._parameters), ("buffer", module._buffers)):
-                for name, t in table.items():
-                    if t is not None and self.tensor_id(t) is None:
-                        tid = self.executor.new_id()
-                        self._share(t, tid)
-                        placed.append([ident, kind, name, tid, wire.encode_tensor(t, blobs, with_grad=True)])
+        for (ident, kind, name), t in self._slots():
+            tid, node = self.tensor_id(t), None
+            if tid is None:  # a tensor the executor has not seen: sent with its data
+                tid = self.executor.new_id()
+                self._share(t, tid)
+                node = wire.encode_tensor(t, blobs, with_grad=True)
+            if self.slots.get((ident, kind, name)) != tid:  # functional_call swaps them back and forth
+                placed.append([ident, kind, name, tid, node])
         tensors = [[tid, describe_change(t, self.snapshots[tid].marks, blobs)] for tid, t in self.live_tensors()
                    if self.snapshots[tid].differs(t)]
         return {"placed": placed, "tensors": tensors,
@@ -368,6 +388,7 @@ class Mirrors:
                 if ident in self.modules:
                     self.build(node, blobs)
         self.snapshots = {tid: Snapshot(t) for tid, t in self.live_tensors()}
+        self._agree()
 
     def build(self, node: dict, blobs: list[bytes]):
         """The mirror of a module node. A module mirrored before is that same mirror, filled
@@ -393,6 +414,7 @@ class Mirrors:
             made.append(module)
         for n, module in zip(nodes, made, strict=True):
             self._fill(module, n, made, blobs)
+        self._agree()
         return made[0]
 
     def _forget_module(self, generation: int, ident: int) -> None:

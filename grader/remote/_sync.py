@@ -93,10 +93,12 @@ def describe_change(t, before: tuple, out: list[bytes]) -> dict:
             "history": t.grad_fn is not None and not had_history}
 
 
-def apply_change(target, change: Any, blobs: list[bytes]) -> None:
+def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False) -> None:
     """Make ``target`` what the other side's tensor became (``describe_change``): data replaced
     or changed in place as it was there, .grad likewise, requires_grad, and autograd history
-    when that tensor gained some."""
+    when that tensor gained some. ``quiet``: data changed in place is written through ``.data``,
+    leaving the version counter alone (the executor taking the test's changes: the test's
+    writes, ``gradcheck``'s perturbations among them, must not spoil a graph saved there)."""
     import torch
 
     if not isinstance(change, dict):
@@ -111,7 +113,7 @@ def apply_change(target, change: Any, blobs: list[bytes]) -> None:
             target.data = new
     elif target.is_meta or not same_bits(target.detach(), new):  # unchanged data: no version bump
         with torch.no_grad():
-            target.copy_(new)
+            (target.data if quiet else target).copy_(new)
     if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
         target.requires_grad_(change.get("requires_grad") is True)
     grad = None if change["grad"] is None else wire.decode(change["grad"], blobs)
