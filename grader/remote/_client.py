@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._mirror import OWNER, Mirrors
+from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
     apply_change,
     module_tensors,
@@ -280,7 +280,13 @@ class Executor:
             return self.mirrors.build(n, blobs)
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
-        return RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
+        constructor = RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
+        if "module_class" in n:  # a module class of the submission: its mirrors' class here
+            name, base = wire.as_list(n["module_class"], 2)
+            cls = mirror_class(str(name)[:200], base_named(base), self)
+            type.__setattr__(cls, "_constructor", constructor)
+            return cls
+        return constructor
 
     def _handle_id(self, n: Any) -> int:
         kind = n.get("k") if isinstance(n, dict) else type(n).__name__
@@ -720,7 +726,8 @@ class RemoteObject:
         if name in cache and cache[name][0] == generation:
             return cache[name][1]
         value = self._executor.getattr(self._ident, name)
-        if self._type_name == "module" and isinstance(value, RemoteObject) and value._callable:
+        if self._type_name == "module" and (isinstance(value, RemoteObject) and value._callable
+                                            or isinstance(value, type)):
             cache[name] = (generation, value)  # a module's functions and classes: read once per process
         return value
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._mirror import Described
+from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
     changed,
     describe_change,
@@ -226,6 +226,10 @@ class _Executor:
         if torch is not None and isinstance(value, torch.nn.Module):
             return self.described.describe(value, out)
         ident = self._new_id()
+        if torch is not None and isinstance(value, type) and issubclass(value, torch.nn.Module):
+            self.objects[ident] = value  # a module class: a class here too (isinstance holds)
+            return {"k": "handle", "id": ident, "type": "type", "callable": True,
+                    "module_class": [value.__qualname__[:200], builtin_base(value).__name__]}
         self.objects[ident] = value
         return {"k": "handle", "id": ident, "type": type(value).__qualname__[:200],
                 "callable": callable(value)}

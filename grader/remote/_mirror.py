@@ -77,12 +77,13 @@ def _attributes(module) -> list[tuple[str, Any]]:
 _APPLYING = ("_apply", "to", "cpu", "cuda", "double", "float", "half", "bfloat16", "type", "to_empty")
 
 
-def overrides(cls: type, base: type) -> list[str]:
-    """The methods of ``torch.nn.Module`` (or ``base``) that ``cls`` defines again itself."""
+def overrides(module, base: type) -> list[str]:
+    """The methods of ``base`` (a ``torch.nn`` class) that ``module``'s class defines again, or
+    that are set on ``module`` itself (``bn.train = MethodType(...)``)."""
     import torch
 
-    names: set[str] = set()
-    for klass in cls.__mro__:
+    names = {k for k, v in module.__dict__.items() if callable(v) and callable(getattr(base, k, None))}
+    for klass in type(module).__mro__:
         if klass is base or getattr(torch.nn, klass.__name__, None) is klass:
             break
         names.update(k for k in vars(klass) if k not in ("forward", "__init__") and not k.startswith("__")
@@ -205,7 +206,7 @@ class Described:
         own = self.own.get(ident) is type(module) and not _hooked(module)
         transient = module._non_persistent_buffers_set
         return {"id": ident, "type": type(module).__qualname__[:200], "base": base.__name__, "local": local,
-                "own": own, "overrides": [] if local or own else overrides(type(module), base),
+                "own": own, "overrides": [] if local or own else overrides(module, base),
                 "training": bool(module.training),
                 "params": [[k, None if v is None else self.shared_node(v, out)] for k, v in module._parameters.items()],
                 "buffers": [[k, None if v is None else self.shared_node(v, out), k not in transient]
@@ -402,7 +403,7 @@ class Mirrors:
         for n in nodes:
             ident = self.executor.own_id(n["id"])
             module = self.modules.get(ident)
-            cls = type(module) if module is not None and n.get("own") is True else _class_of(n)
+            cls = type(module) if module is not None and n.get("own") is True else _class_of(n, self.executor)
             if module is not None:
                 if type(module) is not cls:
                     module.__class__ = cls  # a hook set there, say: its forward now runs there
@@ -449,6 +450,7 @@ class Mirrors:
             name, value = wire.as_list(entry, 2)
             if not _name(name).startswith("__"):
                 module.__dict__[name] = wire.decode(value, blobs)
+        _run_there(module, [_name(k) for k in wire.as_list(n.get("overrides", []))])
         if n["local"] is True and hasattr(module, "_init_flat_weights"):
             module._init_flat_weights()
 
@@ -464,32 +466,46 @@ def _name(value: Any) -> str:
     return value
 
 
-def _class_of(n: dict) -> type:
+def _class_of(n: dict, executor) -> type:
+    base = base_named(n["base"])
+    if n["local"] is True and base is not _torch_module():
+        return base
+    return mirror_class(_name(n["type"]), base, executor)
+
+
+def _torch_module() -> type:
     import torch
 
-    base = getattr(torch.nn, _name(n["base"]), None)
+    return torch.nn.Module
+
+
+def base_named(name: Any) -> type:
+    """The ``torch.nn`` module class named ``name`` (else ``WireError``)."""
+    import torch
+
+    base = getattr(torch.nn, _name(name), None)
     if not (isinstance(base, type) and issubclass(base, torch.nn.Module)):
-        raise wire.WireError(f"no torch.nn module class {n['base']!r}")
-    if n["local"] is True and base is not torch.nn.Module:
-        return base
-    remote = tuple(sorted({_name(k) for k in wire.as_list(n.get("overrides", []))} & set(dir(base))))
-    return _mirror_class(_name(n["type"]), base, remote)
+        raise wire.WireError(f"no torch.nn module class {name!r}")
+    return base
+
+
+class _MirrorType(type):
+    """The metaclass of mirror classes: calling one builds an instance in the executor (where
+    the class came from), so ``impl.Block(4)`` and ``isinstance(m, impl.Block)`` both work."""
+
+    def __call__(cls, *args, **kwargs):
+        constructor = cls.__dict__.get("_constructor")
+        if constructor is None:
+            raise TypeError(f"{cls.__qualname__} is a class of the submission; build it from its module")
+        return constructor(*args, **kwargs)
 
 
 @cache
-def _mirror_class(type_name: str, base: type, remote: tuple[str, ...]) -> type:
-    """The class of a mirror whose ``forward`` runs in the executor: a subclass of ``base``,
-    named as the submission's class; the methods of ``base`` it overrides (``remote``) run
-    there too."""
+def mirror_class(type_name: str, base: type, executor) -> type:
+    """The class of the mirrors of the executor's instances of its class ``type_name``: a
+    subclass of ``base``, named as that class, whose ``forward`` (and each method the class
+    overrides, ``_run_there``) runs in the executor."""
     import torch
-
-    def run_there(name: str):
-        def method(self, *args, **kwargs):
-            executor, ident = _owner(self)
-            return executor.call_method(ident, name, args, kwargs)
-
-        method.__name__ = name
-        return method
 
     def forward(self, *args, **kwargs):
         executor, ident = _owner(self)
@@ -515,10 +531,26 @@ def _mirror_class(type_name: str, base: type, remote: tuple[str, ...]) -> type:
                         "(its tests run in a process of their own); save its state_dict()")
 
     short = type_name.rsplit(".", 1)[-1] or "Module"
-    return type(short, (base,), {**{name: run_there(name) for name in remote},
-                                 "forward": forward, "__getattr__": __getattr__, "__deepcopy__": __deepcopy__,
-                                 "__reduce_ex__": __reduce_ex__, "__module__": "submission",
-                                 "__qualname__": type_name})
+    return _MirrorType(short, (base,), {"forward": forward, "__getattr__": __getattr__, "__deepcopy__": __deepcopy__,
+                                        "__reduce_ex__": __reduce_ex__, "__module__": "submission",
+                                        "__qualname__": type_name})
+
+
+def _run_there(module, names: list) -> None:
+    """Set, on the mirror ``module``, the methods its module overrides there, as calls there
+    (``model.train()`` reaches a frozen batch norm's own ``train``); drop those set before."""
+    for name in [k for k, v in module.__dict__.items() if getattr(v, "_runs_there", False)]:
+        del module.__dict__[name]
+    module_ref = weakref.ref(module)  # the mirror's own attribute must not keep it alive
+    for name in names:
+        if callable(getattr(type(module), name, None)):
+            def method(*args, _name=name, **kwargs):
+                executor, ident = _owner(module_ref())
+                return executor.call_method(ident, _name, args, kwargs)
+
+            method._runs_there = True
+            method.__name__ = name
+            module.__dict__[name] = method
 
 
 def _owner(module) -> tuple[Any, int]:
