@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._callbacks import Callbacks, is_callback
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
     apply_change,
@@ -176,6 +177,7 @@ class Executor:
         self.broken: str | None = None
         self.rng_known: bytes | None = None  # the executor's RNG state after the last call
         self.mirrors = Mirrors(self)
+        self.callbacks = Callbacks(self)
         self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
 
@@ -220,12 +222,21 @@ class Executor:
         Raises the executor's exception (rebuilt) when the request raised there."""
         if self.broken:
             raise ExecutorFailed(self.broken)
+        try:
+            self.callbacks.drop()
+        except wire.WireError as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
         self.seq += 1
-        header = {**header, "seq": self.seq, "free": self.to_free}
+        seq = self.seq
+        header = {**header, "seq": seq, "free": self.to_free}
         self.to_free = []
         try:
             wire.send(self.sock, header, blobs)
             reply, out = wire.receive(self.sock)
+            while "callback" in reply or "callback_vjp" in reply:  # a test's function, called there
+                answer, answer_blobs = self.callbacks.serve(reply, out)
+                wire.send(self.sock, answer, answer_blobs)
+                reply, out = wire.receive(self.sock)
         except wire.PeerGone:
             self._fail(f"the submission's process ended {self._how_it_ended()}")
         except OSError as exc:
@@ -238,8 +249,9 @@ class Executor:
             self.broken = "the submission's process was stopped after a test ran past its time limit"
             self.close()
             raise
-        if reply.get("seq") != self.seq:
+        if reply.get("seq") != seq:
             self._fail("the submission's process answered out of turn")
+        self.callbacks.dropped = reply.get("dropped", [])  # forgotten at the next request
         if "error" in reply:
             if "changed" in reply:  # a call that raised, and what it changed before
                 reply["blobs"] = out
@@ -280,6 +292,10 @@ class Executor:
             return self.mirrors.build(n, blobs)
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
+        if n.get("k") == "callback":  # a test's own function, handed back
+            if n.get("i") not in self.callbacks.functions:
+                raise wire.WireError("a callback that was not sent")
+            return self.callbacks.functions[n["i"]]
         constructor = RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
         if "module_class" in n:  # a module class of the submission: its mirrors' class here
             name, base = wire.as_list(n["module_class"], 2)
@@ -305,9 +321,9 @@ class Executor:
         if ident in self.to_free:
             self.to_free.remove(ident)
 
-    def decode(self, node: Any, blobs: list[bytes]) -> Any:
+    def decode(self, node: Any, blobs: list[bytes], *, grads: bool = False, tensors: list | None = None) -> Any:
         try:
-            return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs))
+            return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs), grads=grads, tensors=tensors)
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
@@ -343,6 +359,8 @@ class Executor:
         def opaque(v: Any) -> dict:
             if _is_iterator(v):
                 return {"k": "iter", "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
+            if is_callback(v):
+                return self.callbacks.node(v)
             if copies is not None:
                 index = next((i for i, c in enumerate(copies) if c is v), None)
                 if index is None:

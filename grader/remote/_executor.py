@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._callbacks import Caller, Stub
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
     changed,
@@ -42,7 +43,7 @@ def serve(sock: socket.socket, first_ident: int) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
     owner = os.getpid()
-    executor = _Executor(first_ident)
+    executor = _Executor(first_ident, sock)
     status = 0
     try:
         while True:
@@ -63,12 +64,14 @@ def serve(sock: socket.socket, first_ident: int) -> None:
 
 
 class _Executor:
-    def __init__(self, first_ident: int) -> None:
+    def __init__(self, first_ident: int, sock: socket.socket | None = None) -> None:
         self.objects: dict[int, Any] = {}
         self.calls: dict[int, tuple[list, list]] = {}  # call id -> (grad inputs, output tensors)
         self.next_id = first_ident
         self.impl_root: Path | None = None
         self.described = Described(self.objects, self._new_id)
+        self.sock = sock
+        self.caller = Caller(self)
 
     # ------------------------------------------------------------------ requests
 
@@ -89,7 +92,8 @@ class _Executor:
                 raise
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
-        return {"seq": seq, **reply}, out
+        dropped, self.caller.dropped[:] = list(self.caller.dropped), []
+        return {"seq": seq, **reply, "dropped": dropped}, out
 
     def op_load(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         from grader import catalog
@@ -190,7 +194,7 @@ class _Executor:
                 outputs.append(value)
             return None
 
-        reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self._opaque(v, out), first=first),
+        reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
                        **self._changes(sent, before, copies, rng_before, out)}
         if ops is not None:
             reply["ops"] = dict(ops)
@@ -220,8 +224,11 @@ class _Executor:
         self.next_id += 1
         return self.next_id
 
-    def _opaque(self, value: Any, out: list[bytes]) -> dict:
-        """A module's node (it is mirrored on the trusted side), or a handle to ``value``."""
+    def opaque(self, value: Any, out: list[bytes]) -> dict:
+        """A module's node (it is mirrored on the trusted side), a test's function handed back,
+        or a handle to ``value``."""
+        if isinstance(value, Stub):
+            return {"k": "callback", "i": value._id}
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.nn.Module):
             return self.described.describe(value, out)
@@ -235,11 +242,13 @@ class _Executor:
                 "callable": callable(value)}
 
     def _encode(self, value: Any, out: list[bytes]) -> Any:
-        return wire.encode(value, out, opaque=lambda v: self._opaque(v, out))
+        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out))
 
     def _resolve(self, node: dict) -> Any:
         if node["k"] == "shared":
             return self.described.tensors[node["t"]]
+        if node["k"] == "callback":
+            return self.caller.stub(node)
         if node["k"] != "ref":
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
@@ -261,6 +270,11 @@ class _Executor:
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
         return wire.decode(node, blobs, handle=self._resolve, grads=True)
 
+    def decode(self, node: Any, blobs: list[bytes], tensors: list | None = None) -> Any:
+        """A value the trusted side sent (a callback's result): plain tensors, shared ones and
+        objects of this process by their ids."""
+        return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
+
 
 def _state(obj: Any, out: list[bytes]) -> dict:
     """What the trusted side needs to make its original of ``obj`` what the call made the copy
@@ -268,7 +282,7 @@ def _state(obj: Any, out: list[bytes]) -> dict:
     generator's state. A module sent is mirrored from then on: its changes travel as a mirror's."""
     import torch
 
-    if isinstance(obj, torch.nn.Module):
+    if isinstance(obj, (torch.nn.Module, type)):
         return {"kind": "none"}
     if isinstance(obj, torch.Generator):
         return {"kind": "generator", "state": wire.encode(obj.get_state(), out)}

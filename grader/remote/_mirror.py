@@ -21,6 +21,7 @@ what changed since the trusted side last saw them. ``build`` is the trusted side
 
 from __future__ import annotations
 
+import types
 import weakref
 from functools import cache
 from typing import Any
@@ -202,11 +203,13 @@ class Described:
         local = _local(module, base)
         self.signatures[ident] = _signature(module)
         self.training[ident] = bool(module.training)
-        # The trusted side's own module, still of its class and with no hook: it runs there.
-        own = self.own.get(ident) is type(module) and not _hooked(module)
+        # The trusted side's own module, still of its class, with no hook and no method set on
+        # it: it runs there.
+        remote = overrides(module, base)
+        own = self.own.get(ident) is type(module) and not _hooked(module) and not remote
         transient = module._non_persistent_buffers_set
         return {"id": ident, "type": type(module).__qualname__[:200], "base": base.__name__, "local": local,
-                "own": own, "overrides": [] if local or own else overrides(module, base),
+                "own": own, "overrides": [] if local or own else remote,
                 "training": bool(module.training),
                 "params": [[k, None if v is None else self.shared_node(v, out)] for k, v in module._parameters.items()],
                 "buffers": [[k, None if v is None else self.shared_node(v, out), k not in transient]
@@ -289,6 +292,13 @@ class Mirrors:
     def module_id(self, module) -> int | None:
         owner = OWNER.get(module)
         return owner[1] if owner is not None and owner[0] is self.executor else None
+
+    def tensor(self, tid: Any):
+        """The shared tensor ``tid`` (``WireError`` when there is none)."""
+        t = self.tensors[tid]() if tid in self.tensors else None
+        if t is None:
+            raise wire.WireError("a shared tensor that is gone")
+        return t
 
     def live_tensors(self) -> list[tuple[int, Any]]:
         return [(tid, t) for tid, ref in list(self.tensors.items()) if (t := ref()) is not None]
@@ -541,16 +551,15 @@ def _run_there(module, names: list) -> None:
     (``model.train()`` reaches a frozen batch norm's own ``train``); drop those set before."""
     for name in [k for k, v in module.__dict__.items() if getattr(v, "_runs_there", False)]:
         del module.__dict__[name]
-    module_ref = weakref.ref(module)  # the mirror's own attribute must not keep it alive
     for name in names:
         if callable(getattr(type(module), name, None)):
-            def method(*args, _name=name, **kwargs):
-                executor, ident = _owner(module_ref())
+            def method(self, *args, _name=name, **kwargs):
+                executor, ident = _owner(self)
                 return executor.call_method(ident, _name, args, kwargs)
 
             method._runs_there = True
             method.__name__ = name
-            module.__dict__[name] = method
+            module.__dict__[name] = types.MethodType(method, module)  # a cycle: gc frees it
 
 
 def _owner(module) -> tuple[Any, int]:

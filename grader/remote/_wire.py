@@ -145,7 +145,7 @@ def encode_tensor(t, blobs: list[bytes], *, with_grad: bool = False) -> dict:
     import torch
 
     node = _encode_tensor(torch, t, blobs)
-    if with_grad and t.grad is not None:
+    if with_grad and t.is_leaf and t.grad is not None:
         node["g"] = _encode_tensor(torch, t.grad, blobs)
     return node
 
@@ -229,7 +229,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             import torch
 
             return torch.Size([_dim(d) for d in as_list(node["v"])])
-        if kind in ("handle", "ref", "arg", "copy", "module", "shared") and handle is not None:
+        if kind in ("handle", "ref", "arg", "copy", "module", "shared", "callback") and handle is not None:
             return handle(node)
     except WireError:
         raise

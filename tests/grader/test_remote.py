@@ -207,6 +207,38 @@ MODULE = textwrap.dedent('''
     def silence(model):
         model.register_forward_hook(lambda m, i, o: o * 0)
 
+    def gradient(f, x):
+        x = x.detach().requires_grad_()
+        (g,) = torch.autograd.grad(f(x), x)
+        return g
+
+    def fit(model, opt, loss_fn, x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss)
+
+    def largest(try_batch, start):
+        n = start
+        while True:
+            try:
+                try_batch(n * 2)
+            except RuntimeError as e:
+                if "out of memory" not in str(e):
+                    raise
+                return n
+            n *= 2
+
+    def catches_oom(f):
+        try:
+            f()
+        except torch.OutOfMemoryError:
+            return "caught"
+
+    def apply_twice(f, x):
+        return f(f(x))
+
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
 ''')
@@ -530,8 +562,11 @@ def test_a_submodule_replaced_there_is_replaced_here_and_its_siblings_stay_the_s
 
 
 def test_what_pickle_refuses_cannot_be_passed(module):
+    class Local:  # pickled by name, and a local class has none there
+        pass
+
     with pytest.raises(TypeError, match="cannot be passed to the submission's process"):
-        module.same(lambda: 1)
+        module.same(Local())
 
 
 def test_the_grads_of_tensor_arguments_travel_and_come_back_changed(module):
@@ -793,3 +828,66 @@ def test_a_deep_copy_of_a_mirror_is_made_there_and_is_another_module(module):
     assert not torch.equal(model.net[0].weight, twin.net[0].weight)
     with pytest.raises(TypeError, match="cannot be pickled here"):
         pickle.dumps(model)
+
+
+# ----------------------------------------------------------------------------- callbacks
+
+
+def test_a_function_of_the_test_runs_here_and_gradients_flow_through_it(module):
+    x, seen = torch.randn(4), []
+
+    def square_sum(z):
+        seen.append(type(z))
+        return (z ** 2).sum()
+
+    assert torch.allclose(module.gradient(square_sum, x), 2 * x)
+    assert torch.allclose(module.gradient(lambda z: (z ** 3).sum(), x), 3 * x ** 2)
+    assert seen == [torch.Tensor]  # it ran here, on a plain tensor
+
+
+def test_a_loss_function_of_the_test_sees_the_output_and_the_step_reaches_the_model(module):
+    model, shapes = torch.nn.Linear(3, 1), []
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss_fn(out, y):
+        shapes.append(tuple(out.shape))
+        return ((out - y) ** 2).mean()
+
+    x, y = torch.randn(5, 3), torch.randn(5, 1)
+    here = copy.deepcopy(model)
+    expected = ((here(x) - y) ** 2).mean()
+    expected.backward()
+    with torch.no_grad():
+        for p in here.parameters():
+            p -= 0.1 * p.grad
+    assert module.fit(model, opt, loss_fn, x, y) == pytest.approx(expected.item())
+    assert shapes == [(5, 1)]
+    assert torch.allclose(model.weight, here.weight) and torch.allclose(model.weight.grad, here.weight.grad)
+
+
+def test_an_exception_of_a_test_function_is_raised_there_as_its_own_class(module):
+    def try_batch(n):
+        if n > 16:
+            raise RuntimeError("CUDA out of memory")
+
+    assert module.largest(try_batch, 2) == 16
+
+    def broken(n):
+        raise ValueError("not a memory error")
+
+    with pytest.raises(ValueError, match="not a memory error"):
+        module.largest(broken, 2)
+
+    def oom():
+        raise torch.OutOfMemoryError("out of memory")
+
+    assert module.catches_oom(oom) == "caught"
+
+
+def test_callbacks_nest_and_a_function_handed_back_is_the_same_function(module):
+    def outer(t):
+        return module.apply_twice(lambda u: u + 1, t) * 2
+
+    assert torch.equal(module.apply_twice(outer, torch.zeros(2)), torch.full((2,), 12.0))
+    fn = lambda: 1  # noqa: E731
+    assert module.same(fn) is fn

@@ -1,0 +1,318 @@
+"""Functions of the tests that the submission calls: they run in the trusted process.
+
+A function, lambda or bound method a test hands the submission (a loss function, a function to
+differentiate, a batch to try, a spy's method) travels as a *callback*: the executor gets a
+stand-in (``Stub``) that, when called, sends the call back over the same socket and waits, while
+the trusted side runs the test's own function and answers. Either side serves the other's requests
+while it waits, so a callback may call into the submission again. Around each callback the two
+sides agree on every shared tensor and mirrored module (``grader.remote._mirror``), as around a
+call, and on the RNG state, so a test's optimizer stepping the parameters the submission's
+backward just filled sees the same tensors as in one process. A callback whose tensor arguments
+require grad is one autograd node in the executor whose backward asks the trusted side for the
+vector-Jacobian product.
+
+``Callbacks`` is the trusted side's registry and server; ``Stub`` and ``Caller`` the executor's.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib
+import types
+import weakref
+from functools import cache
+from typing import Any
+
+from grader.remote import _wire as wire
+
+MAX_MESSAGE = 4000
+
+
+def is_callback(value: Any) -> bool:
+    """Whether ``value`` is passed as a callback: a Python function, lambda, bound method or
+    partial, but not torch's own (those are picklable by name and run there as they would)."""
+    if isinstance(value, functools.partial):
+        return True
+    if isinstance(value, types.MethodType):
+        value = value.__func__
+    return isinstance(value, types.FunctionType) and not str(value.__module__).startswith("torch")
+
+
+def describe_exception(exc: BaseException) -> dict:
+    """An exception as the other side rebuilds it (``rebuild_exception``): its class's module
+    and name, the nearest built-in class it derives from, and its message."""
+    builtin = next((k.__name__ for k in type(exc).__mro__
+                    if k.__module__ == "builtins" and issubclass(k, Exception)), "Exception")
+    try:
+        message = str(exc)[:MAX_MESSAGE]
+    except Exception:  # noqa: BLE001 - a message that cannot be made is not one
+        message = "<the exception's message could not be made>"
+    return {"module": str(type(exc).__module__)[:200], "type": type(exc).__qualname__[:200],
+            "builtin": builtin, "message": message}
+
+
+def rebuild_exception(error: Any) -> BaseException:
+    """The exception ``describe_exception`` described: of its own class where that is torch's
+    or a built-in one (so ``except torch.OutOfMemoryError`` catches it), else of a class of its
+    name deriving from its nearest built-in class."""
+    if not isinstance(error, dict):
+        return RuntimeError("a malformed exception")
+    message = str(error.get("message"))[:MAX_MESSAGE]
+    module, name = str(error.get("module")), str(error.get("type"))
+    if module == "builtins" or module == "torch" or module.startswith("torch."):
+        cls = _named_class(module, name)
+        if cls is not None:
+            try:
+                return cls(message)
+            except Exception:  # noqa: BLE001 - a class that wants other arguments: its base below
+                pass
+    base = getattr(builtins, str(error.get("builtin")), None)
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        base = Exception
+    return (base if name == base.__name__ else _derived(name, base))(message)
+
+
+def _named_class(module: str, name: str) -> type | None:
+    try:
+        value: Any = importlib.import_module(module)
+        for part in name.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError):
+        return None
+    return value if isinstance(value, type) and issubclass(value, Exception) else None
+
+
+@cache
+def _derived(name: str, base: type) -> type:
+    return type(name.rsplit(".", 1)[-1], (base,), {"__module__": "tests", "__qualname__": name})
+
+
+# ----------------------------------------------------------------------------- the trusted side
+
+
+class Callbacks:
+    """The trusted side's callbacks of one executor: each function passed gets an id (the same
+    function, the same id, while the executor holds its stand-in), and each callback call that
+    needs gradients keeps its graph until the executor drops it."""
+
+    def __init__(self, executor) -> None:
+        self.executor = executor
+        self.functions: dict[int, Any] = {}
+        self.ids: dict[int, int] = {}  # id(function) -> its id
+        self.graphs: dict[int, tuple[list, list]] = {}  # a callback call -> (inputs, outputs)
+        self.dropped: Any = []  # what the executor's last answer said it dropped
+
+    def node(self, fn: Any) -> dict:
+        cid = self.ids.get(id(fn))
+        if cid is None or self.functions.get(cid) is not fn:
+            cid = self.executor.new_id()
+            self.functions[cid], self.ids[id(fn)] = fn, cid
+        return {"k": "callback", "i": cid, "name": str(getattr(fn, "__name__", "callback"))[:200]}
+
+    def drop(self) -> None:
+        """Forget what the executor said it no longer holds (its stand-ins and graphs, gone
+        there), once the answer that said so was read: it may have handed a function back."""
+        ids, self.dropped = self.dropped, []
+        for ident in wire.as_list(ids):
+            fn = self.functions.pop(ident, None)
+            if fn is not None and self.ids.get(id(fn)) == ident:
+                del self.ids[id(fn)]
+            self.graphs.pop(ident, None)
+
+    def serve(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+        """Answer a callback call (or its vector-Jacobian product) from the executor. An
+        ``Exception`` the test's function raised goes back to be raised there."""
+        import torch
+
+        executor, out = self.executor, []
+        try:
+            if "callback_vjp" in message:
+                inputs, outputs = self.graphs[message["callback_vjp"]]
+                grads = executor.decode(message["grads"], blobs)
+                pairs = [(o, g) for o, g in zip(outputs, wire.as_list(grads), strict=True)
+                         if g is not None and o.requires_grad]
+                result: list = [None] * len(inputs)
+                if pairs and inputs:
+                    result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                                                      allow_unused=True, retain_graph=True))
+                return {"answer": "callback", "value": executor.encode(
+                    [None if g is None else g.detach() for g in result], out)}, out
+            fn = self.functions[message["callback"]]
+            executor.mirrors.take(message["shared"], blobs)
+            sent: list = []
+            args = executor.decode(message["args"], blobs, grads=True, tensors=sent)
+            kwargs = executor.decode(message["kwargs"], blobs, grads=True, tensors=sent)
+            state = message["state"]
+            rng = wire.decode(state["rng"], blobs)
+            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            shared = [executor.mirrors.tensor(tid) for tid in wire.as_list(message["grad_shared"])]
+            autocast_on, autocast_dtype = state["autocast"]
+            with torch.set_grad_enabled(bool(state["grad_enabled"])), \
+                    torch.autocast("cpu", dtype=wire.decode(autocast_dtype, blobs), enabled=bool(autocast_on)):
+                result = fn(*args, **kwargs)
+            outputs: list = []
+            answer = {"answer": "callback", "value": executor.encode(result, out, outputs)}
+            if message.get("grad_call"):
+                call = executor.new_id()
+                self.graphs[call] = ([t for t in sent if t.requires_grad] + shared, outputs)
+                answer["call"] = call
+        except Exception as exc:  # noqa: BLE001 - the test's function raised: raised there too
+            out.clear()
+            answer = {"answer": "callback", "error": describe_exception(exc)}
+        answer["push"] = executor.mirrors.push(out)
+        answer["rng"] = wire.encode(torch.get_rng_state().numpy().tobytes(), out)
+        return answer, out
+
+
+# ----------------------------------------------------------------------------- the executor
+
+
+class Stub:
+    """The executor's stand-in for a test's function: calling it calls the function in the
+    trusted process (``Caller.call``)."""
+
+    def __init__(self, caller: Caller, cid: int, name: str) -> None:
+        self._caller, self._id, self.__name__ = caller, cid, name
+        self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call(self._id, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__} of the tests>"
+
+
+class Caller:
+    """The executor's side of callbacks: one stand-in per callback while it is held, and the
+    exchange with the trusted side (which may ask for requests of its own meanwhile)."""
+
+    def __init__(self, executor) -> None:
+        self.executor = executor
+        self.stubs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.dropped: list[int] = []  # sent with the next answer: the trusted side forgets them
+
+    def stub(self, node: dict) -> Stub:
+        cid = node["i"]
+        stub = self.stubs.get(cid)
+        if stub is None:
+            stub = Stub(self, cid, str(node.get("name"))[:200])
+            self.stubs[cid] = stub
+            weakref.finalize(stub, self.dropped.append, cid)
+        return stub
+
+    def exchange(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+        """Send ``message`` to the trusted side and wait for its answer, answering its own
+        requests meanwhile."""
+        executor = self.executor
+        wire.send(executor.sock, message, blobs)
+        while True:
+            header, got = wire.receive(executor.sock)
+            if header.get("answer") == "callback":
+                return header, got
+            reply, out = executor.answer(header, got)
+            wire.send(executor.sock, reply, out)
+
+    def call(self, cid: int, args: tuple, kwargs: dict) -> Any:
+        import torch
+
+        executor, out, sent = self.executor, [], []
+
+        def first(value: Any) -> dict | None:
+            if isinstance(value, torch.Tensor) and executor.described.tensor_id(value) is not None:
+                return {"k": "shared", "t": executor.described.tensor_id(value)}
+            if isinstance(value, Stub):
+                return {"k": "callback", "i": value._id}
+            if isinstance(value, torch.Tensor):
+                sent.append(value)
+            return None
+
+        def encode(value: Any) -> Any:
+            return wire.encode(value, out, first=first, opaque=lambda v: executor.opaque(v, out))
+
+        grad = torch.is_grad_enabled()
+        message = {"callback": cid, "args": encode(tuple(args)), "kwargs": encode(dict(kwargs)),
+                   "shared": executor.described.changes(out),
+                   "state": {"grad_enabled": grad,
+                             "autocast": [torch.is_autocast_enabled("cpu"),
+                                          wire.encode(torch.get_autocast_dtype("cpu"), out)],
+                             "rng": wire.encode(torch.get_rng_state().numpy().tobytes(), out)}}
+        executor.described.take(None, [])
+        shared = [(tid, t) for tid, t in executor.described.tensors.items() if t.requires_grad and t.is_leaf] \
+            if grad else []
+        message["grad_shared"] = [tid for tid, _ in shared]
+        needs_grad = [t for t in sent if t.requires_grad] + [t for _, t in shared] if grad else []
+        if not needs_grad:
+            result, _ = self._finish(message, out)
+            return result
+        message["grad_call"] = True
+        holder: dict = {}
+        bridged = _callback_bridge().apply(self, message, out, holder, *needs_grad)
+        swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
+        return _replace(holder["result"], swap)
+
+    def _finish(self, message: dict, blobs: list[bytes], outputs: list | None = None) -> tuple[Any, dict]:
+        import torch
+
+        executor = self.executor
+        answer, got = self.exchange(message, blobs)
+        executor.described.take(answer.get("push"), got)
+        rng = wire.decode(answer["rng"], got)
+        torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+        if "error" in answer:
+            raise rebuild_exception(answer["error"])
+        return executor.decode(answer["value"], got, tensors=outputs), answer
+
+    def vjp(self, call: int, grads: tuple) -> list:
+        out: list[bytes] = []
+        answer, got = self.exchange({"callback_vjp": call, "grads": wire.encode(list(grads), out)}, out)
+        if "error" in answer:
+            raise rebuild_exception(answer["error"])
+        return self.executor.decode(answer["value"], got)
+
+
+def _replace(value: Any, swap: dict[int, Any]) -> Any:
+    if id(value) in swap:
+        return swap[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(_replace(v, swap) for v in value)
+    if type(value) is dict:
+        return {_replace(k, swap): _replace(v, swap) for k, v in value.items()}
+    return value
+
+
+@cache
+def _callback_bridge():
+    """The autograd function of a callback in the executor, made on first use (it needs torch)."""
+    import torch
+    from torch.autograd.function import once_differentiable
+
+    class CallbackBridge(torch.autograd.Function):
+        """A test's function called from the submission, as one autograd node: its backward is
+        the trusted side's vector-Jacobian product of that call."""
+
+        @staticmethod
+        def forward(ctx, caller, message, blobs, holder, *needs_grad):
+            outputs: list = []
+            result, answer = caller._finish(message, blobs, outputs)
+            ctx.caller, ctx.call, ctx.n_inputs = caller, answer.get("call"), len(needs_grad)
+            if ctx.call is not None:
+                weakref.finalize(ctx, caller.dropped.append, ctx.call)
+            holder.update(result=result, outputs=outputs)
+            marker = torch.empty(0)
+            ctx.mark_non_differentiable(marker, *[o for o in outputs
+                                                  if not (o.is_floating_point() or o.is_complex())])
+            return (marker, *outputs)
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, _marker, *grads):
+            if ctx.call is None:
+                return (None, None, None, None, *[None] * ctx.n_inputs)
+            sent = [None if g is None else g.detach() for g in grads]
+            result = ctx.caller.vjp(ctx.call, tuple(sent))
+            if not isinstance(result, list) or len(result) != ctx.n_inputs:
+                raise RuntimeError("the tests' process answered out of protocol (a gradient)")
+            return (None, None, None, None, *result)
+
+    return CallbackBridge
