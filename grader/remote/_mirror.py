@@ -509,6 +509,13 @@ class _MirrorType(type):
             raise TypeError(f"{cls.__qualname__} is a class of the submission; build it from its module")
         return constructor(*args, **kwargs)
 
+    def __getattr__(cls, name: str):
+        """A class attribute not found here (a classmethod ``from_float``, a constant): there."""
+        constructor = cls.__dict__.get("_constructor")
+        if constructor is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(constructor, name)
+
 
 @cache
 def mirror_class(type_name: str, base: type, executor) -> type:

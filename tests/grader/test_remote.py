@@ -171,6 +171,10 @@ MODULE = textwrap.dedent('''
             self.scale *= 2
             return self.scale
 
+        @classmethod
+        def tiny(cls):
+            return cls([1, 1])
+
     class Tied(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -753,6 +757,13 @@ def test_a_module_built_there_is_a_module_here_of_the_same_shape(module):
     assert [n for n, _ in model.named_parameters()] == ["net.0.weight", "net.0.bias", "net.1.weight", "net.1.bias"]
     assert model.scale == 2.0  # read there
     assert "Linear(in_features=3, out_features=4" in repr(model)
+
+
+def test_a_module_class_there_is_a_class_here_that_builds_there(module):
+    cls = module.MLP
+    assert isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+    assert isinstance(cls([2, 1]), cls) and isinstance(cls.tiny(), cls)  # a classmethod, there
+    assert type(cls.tiny()).__name__ == "MLP"
 
 
 def test_a_mirror_computes_there_and_gradients_reach_its_parameters_here(module):
