@@ -766,6 +766,13 @@ def test_a_module_class_there_is_a_class_here_that_builds_there(module):
     assert type(cls.tiny()).__name__ == "MLP"
 
 
+def test_the_ops_of_a_mirror_are_counted_there_where_its_forward_runs(module):
+    from grader.checks import count_aten_ops
+
+    _, ops = count_aten_ops(module.MLP([2, 2]), torch.randn(3, 2))
+    assert ops["addmm"] == 1 and ops["mul"] == 1
+
+
 def test_a_mirror_computes_there_and_gradients_reach_its_parameters_here(module):
     model, x = module.MLP([3, 4, 2]), torch.randn(5, 3)
     same = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
