@@ -104,6 +104,7 @@ class Callbacks:
         self.dropped: Any = []  # what the executor's last answer said it dropped
 
     def node(self, fn: Any) -> dict:
+        self.drop()  # an id the executor dropped is not to be sent again
         cid = self.ids.get(id(fn))
         if cid is None or self.functions.get(cid) is not fn:
             cid = self.executor.new_id()
@@ -120,6 +121,31 @@ class Callbacks:
                 del self.ids[id(fn)]
             self.graphs.pop(ident, None)
 
+    def _vjp(self, message: dict, blobs: list[bytes]) -> dict:
+        """The vector-Jacobian product of a callback call; with ``create_graph``, a call of its
+        own there, differentiable in the call's inputs and in the grads."""
+        import contextlib
+
+        import torch
+
+        executor, out = self.executor, []
+        inputs, outputs = self.graphs[message["callback_vjp"]]
+        create = message.get("create_graph") is True
+        sent: list = []
+        grads = executor.decode(message["grads"], blobs, grads=create, tensors=sent)
+        pairs = [(o, g) for o, g in zip(outputs, wire.as_list(grads), strict=True) if g is not None and o.requires_grad]
+        result: list = [None] * len(inputs)
+        if pairs and inputs:
+            with torch.enable_grad() if create else contextlib.nullcontext():
+                result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                                                  allow_unused=True, retain_graph=True, create_graph=create))
+        if not create:
+            return {"answer": "callback", "value": executor.encode([None if g is None else g.detach() for g in result],
+                                                                   out), "blobs": out}
+        call = executor.new_id()
+        self.graphs[call] = (list(inputs) + [g for g in sent if g.requires_grad], [g for g in result if g is not None])
+        return {"answer": "callback", "value": executor.encode(result, out), "call": call, "blobs": out}
+
     def serve(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         """Answer a callback call (or its vector-Jacobian product) from the executor. An
         ``Exception`` the test's function raised goes back to be raised there."""
@@ -128,16 +154,8 @@ class Callbacks:
         executor, out = self.executor, []
         try:
             if "callback_vjp" in message:
-                inputs, outputs = self.graphs[message["callback_vjp"]]
-                grads = executor.decode(message["grads"], blobs)
-                pairs = [(o, g) for o, g in zip(outputs, wire.as_list(grads), strict=True)
-                         if g is not None and o.requires_grad]
-                result: list = [None] * len(inputs)
-                if pairs and inputs:
-                    result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
-                                                      allow_unused=True, retain_graph=True))
-                return {"answer": "callback", "value": executor.encode(
-                    [None if g is None else g.detach() for g in result], out)}, out
+                answer = self._vjp(message, blobs)
+                return answer, answer.pop("blobs")
             fn = self.functions[message["callback"]]
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []
@@ -256,12 +274,24 @@ class Caller:
 
         executor = self.executor
         answer, got = self.exchange(message, blobs)
-        executor.described.take(answer.get("push"), got)
-        rng = wire.decode(answer["rng"], got)
-        torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+        if "push" in answer:  # a callback call (not a product of its backward)
+            executor.described.take(answer["push"], got)
+            rng = wire.decode(answer["rng"], got)
+            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
         if "error" in answer:
             raise rebuild_exception(answer["error"])
         return executor.decode(answer["value"], got, tensors=outputs), answer
+
+    def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:
+        """The vector-Jacobian product of callback ``call`` as a callback of its own (a backward
+        with ``create_graph``): differentiable in the call's ``inputs`` and in ``grads``."""
+        out: list[bytes] = []
+        message = {"callback_vjp": call, "create_graph": True, "grads": wire.encode(list(grads), out)}
+        needs = [*inputs, *(g for g in grads if g is not None and g.requires_grad)]
+        holder: dict = {}
+        bridged = _callback_bridge().apply(self, message, out, holder, *needs)
+        swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
+        return _replace(holder["result"], swap)
 
     def vjp(self, call: int, grads: tuple) -> list:
         out: list[bytes] = []
@@ -285,7 +315,6 @@ def _replace(value: Any, swap: dict[int, Any]) -> Any:
 def _callback_bridge():
     """The autograd function of a callback in the executor, made on first use (it needs torch)."""
     import torch
-    from torch.autograd.function import once_differentiable
 
     class CallbackBridge(torch.autograd.Function):
         """A test's function called from the submission, as one autograd node: its backward is
@@ -296,6 +325,7 @@ def _callback_bridge():
             outputs: list = []
             result, answer = caller._finish(message, blobs, outputs)
             ctx.caller, ctx.call, ctx.n_inputs = caller, answer.get("call"), len(needs_grad)
+            ctx.save_for_backward(*needs_grad)  # the inputs of a double backward's product
             if ctx.call is not None:
                 weakref.finalize(ctx, caller.dropped.append, ctx.call)
             holder.update(result=result, outputs=outputs)
@@ -305,12 +335,13 @@ def _callback_bridge():
             return (marker, *outputs)
 
         @staticmethod
-        @once_differentiable
         def backward(ctx, _marker, *grads):
             if ctx.call is None:
                 return (None, None, None, None, *[None] * ctx.n_inputs)
-            sent = [None if g is None else g.detach() for g in grads]
-            result = ctx.caller.vjp(ctx.call, tuple(sent))
+            if torch.is_grad_enabled():  # create_graph: the product is differentiable too
+                result = ctx.caller.vjp_graph(ctx.call, ctx.saved_tensors, grads)
+            else:
+                result = ctx.caller.vjp(ctx.call, tuple(None if g is None else g.detach() for g in grads))
             if not isinstance(result, list) or len(result) != ctx.n_inputs:
                 raise RuntimeError("the tests' process answered out of protocol (a gradient)")
             return (None, None, None, None, *result)

@@ -544,6 +544,18 @@ class Executor:
                                      "grads": self.encode(list(grads), blobs)}, blobs)
         return self.decode(node, out)
 
+    def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:
+        """The vector-Jacobian product of ``call`` as a call there (a backward with
+        ``create_graph``): differentiable in the call's ``inputs`` and in ``grads``."""
+        blobs: list[bytes] = []
+        header = {"op": "vjp", "call": self.live(call), "create_graph": True,
+                  "grads": wire.encode(list(grads), blobs)}
+        needs = [*inputs, *(g for g in grads if g is not None and g.requires_grad)]
+        holder: dict = {"copies": []}
+        bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
+        swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
+        return _replace_tensors(holder["result"], swap)
+
     def release(self, ident: int) -> None:
         self.modules.pop(ident, None)
         ident = self.moved.pop(ident, ident)
@@ -609,7 +621,6 @@ def _is_iterator(value: Any) -> bool:
 def _bridge():
     """The autograd function of a call in the executor, made on first use (it needs torch)."""
     import torch
-    from torch.autograd.function import once_differentiable
 
     class Bridge(torch.autograd.Function):
         """A call in the executor as one autograd node: its backward is the executor's
@@ -623,6 +634,7 @@ def _bridge():
             if type(reply.get("call")) is not int or not isinstance(flags, list) or len(flags) != len(outputs):
                 executor._fail("the submission's process answered out of protocol (a call's gradients)")
             ctx.executor, ctx.call, ctx.n_inputs = executor, reply["call"], len(needs_grad)
+            ctx.save_for_backward(*needs_grad)  # the inputs of a double backward's product
             weakref.finalize(ctx, executor.release, reply["call"])
             holder.update(result=result, reply=reply, outputs=outputs)
             marker = torch.empty(0)  # an output even when the call returned no tensor
@@ -631,10 +643,11 @@ def _bridge():
             return (marker, *outputs)
 
         @staticmethod
-        @once_differentiable
         def backward(ctx, _marker, *grads):
-            sent = [None if g is None else g.detach() for g in grads]
-            result = ctx.executor.vjp(ctx.call, tuple(sent))
+            if torch.is_grad_enabled():  # create_graph: the product is differentiable too
+                result = ctx.executor.vjp_graph(ctx.call, ctx.saved_tensors, grads)
+            else:
+                result = ctx.executor.vjp(ctx.call, tuple(None if g is None else g.detach() for g in grads))
             if not isinstance(result, list) or len(result) != ctx.n_inputs:
                 ctx.executor._fail("the submission's process answered out of protocol (a gradient)")
             return (None, None, None, None, None, *result)

@@ -210,13 +210,24 @@ class _Executor:
         import torch
 
         inputs, outputs = self.calls[header["call"]]
-        grads = wire.decode(header["grads"], blobs)
+        create_graph = header.get("create_graph") is True
+        sent: list = []  # with create_graph, the grads that require grad there are inputs too
+        grads = wire.decode(header["grads"], blobs, grads=create_graph, tensors=sent)
         pairs = [(o, g) for o, g in zip(outputs, grads, strict=True) if g is not None and o.requires_grad]
         result: list = [None] * len(inputs)
         if pairs and inputs:
-            result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
-                                              allow_unused=True, retain_graph=True))
-        return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
+            with torch.enable_grad() if create_graph else contextlib.nullcontext():
+                result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
+                                                  allow_unused=True, retain_graph=True, create_graph=create_graph))
+        if not create_graph:
+            return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
+        # A double backward: this product is a call of its own, differentiable in the inputs of
+        # the first and in the grads (the trusted side's Bridge wraps it as one).
+        made = [g for g in result if g is not None]
+        call = self._new_id()
+        self.calls[call] = (list(inputs) + [g for g in sent if g.requires_grad], made)
+        return {"value": wire.encode(result, out), "call": call,
+                "differentiable": [bool(g.requires_grad) for g in made]}
 
     # ------------------------------------------------------------------ values
 

@@ -158,6 +158,8 @@ def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
             "parameter": type(t) is torch.nn.Parameter}
     if t.is_inference():
         node["inference"] = True
+    if t.grad_fn is not None:  # a result of autograd, not a leaf: one there too
+        node["leaf"] = False
     if t.device.type != "meta":
         data = flat_bytes(t.detach().to("cpu"))
         blobs.append(data.numpy().tobytes() if data.numel() else b"")
@@ -323,6 +325,9 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
         out = torch.nn.Parameter(out, requires_grad=wants_grad)
     elif wants_grad:
         out.requires_grad_()
+        if node.get("leaf") is False:
+            with torch.enable_grad():  # decoded inside an autograd function's forward, say
+                out = out.clone()
     if grads and "g" in node:
         out.grad = _decode_tensor(node["g"], blobs, False)
     return out

@@ -243,6 +243,15 @@ MODULE = textwrap.dedent('''
     def apply_twice(f, x):
         return f(f(x))
 
+    def gradient_graph(f, x):
+        with torch.enable_grad():
+            inp = x if x.requires_grad else x.detach().requires_grad_()
+            (g,) = torch.autograd.grad(f(inp), inp, create_graph=True)
+        return g
+
+    def is_leaf(x):
+        return x.is_leaf
+
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
 ''')
@@ -909,3 +918,25 @@ def test_callbacks_nest_and_a_function_handed_back_is_the_same_function(module):
     assert torch.equal(module.apply_twice(outer, torch.zeros(2)), torch.full((2,), 12.0))
     fn = lambda: 1  # noqa: E731
     assert module.same(fn) is fn
+
+
+def test_a_double_backward_through_a_call_there_matches_autograd_here(module):
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    torch.autograd.gradgradcheck(module.square, (x,))
+    (g,) = torch.autograd.grad(module.square(x).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad((g ** 2).sum(), x)
+    assert torch.allclose(h, 8 * x)
+
+
+def test_a_second_derivative_through_a_function_of_the_test_called_there(module):
+    x = torch.tensor([-1.5, 0.0, 0.5, 2.0], dtype=torch.float64)
+
+    def first(z):
+        return module.gradient_graph(lambda t: (t ** 3).sum(), z)
+
+    assert torch.allclose(module.gradient(lambda z: first(z).sum(), x), 6 * x)
+
+
+def test_a_result_of_autograd_arrives_as_one_not_as_a_leaf(module):
+    leaf = torch.randn(2, requires_grad=True)
+    assert module.is_leaf(leaf) is True and module.is_leaf(leaf * 2) is False
