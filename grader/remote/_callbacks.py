@@ -336,10 +336,13 @@ def _callback_bridge():
 
         @staticmethod
         def backward(ctx, _marker, *grads):
+            # Read even when unused: a second backward through a graph the first one freed (no
+            # retain_graph) raises here, as it would in one process.
+            inputs = ctx.saved_tensors
             if ctx.call is None:
                 return (None, None, None, None, *[None] * ctx.n_inputs)
             if torch.is_grad_enabled():  # create_graph: the product is differentiable too
-                result = ctx.caller.vjp_graph(ctx.call, ctx.saved_tensors, grads)
+                result = ctx.caller.vjp_graph(ctx.call, inputs, grads)
             else:
                 result = ctx.caller.vjp(ctx.call, tuple(None if g is None else g.detach() for g in grads))
             if not isinstance(result, list) or len(result) != ctx.n_inputs:

@@ -644,8 +644,11 @@ def _bridge():
 
         @staticmethod
         def backward(ctx, _marker, *grads):
+            # Read even when unused: a second backward through a graph the first one freed (no
+            # retain_graph) raises here, as it would in one process.
+            inputs = ctx.saved_tensors
             if torch.is_grad_enabled():  # create_graph: the product is differentiable too
-                result = ctx.executor.vjp_graph(ctx.call, ctx.saved_tensors, grads)
+                result = ctx.executor.vjp_graph(ctx.call, inputs, grads)
             else:
                 result = ctx.executor.vjp(ctx.call, tuple(None if g is None else g.detach() for g in grads))
             if not isinstance(result, list) or len(result) != ctx.n_inputs:

@@ -252,6 +252,11 @@ MODULE = textwrap.dedent('''
     def is_leaf(x):
         return x.is_leaf
 
+    def backward_twice(f, x):
+        out = f(x)
+        out.backward()
+        out.backward()
+
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
 ''')
@@ -940,3 +945,14 @@ def test_a_second_derivative_through_a_function_of_the_test_called_there(module)
 def test_a_result_of_autograd_arrives_as_one_not_as_a_leaf(module):
     leaf = torch.randn(2, requires_grad=True)
     assert module.is_leaf(leaf) is True and module.is_leaf(leaf * 2) is False
+
+
+def test_a_second_backward_through_a_freed_graph_raises_as_in_one_process(module):
+    x = torch.randn(3, requires_grad=True)
+    out = module.square(x).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        out.backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        module.backward_twice(lambda z: (z * 3).sum(), torch.randn(2, requires_grad=True))
