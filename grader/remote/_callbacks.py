@@ -200,6 +200,12 @@ class Stub:
     def __repr__(self) -> str:
         return f"<function {self.__name__} of the tests>"
 
+    def __deepcopy__(self, memo) -> Stub:  # a copy of a module holding one calls the same function
+        return self
+
+    def __reduce__(self):
+        raise TypeError(f"{self.__name__}, a function of the tests, cannot be pickled")
+
 
 class Caller:
     """The executor's side of callbacks: one stand-in per callback while it is held, and the

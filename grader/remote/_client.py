@@ -441,8 +441,12 @@ class Executor:
                      for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
             # A module sent is mirrored from now on: the same object there for every later call.
             adopt = [[i, *self.mirrors.adopt(c)] for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
+            # Pickle leaves out an optimizer's step hooks (a test's spies): they go as callbacks.
+            hooks = [[i, [self.callbacks.node(h)["i"] for h in c._optimizer_step_pre_hooks.values()],
+                      [self.callbacks.node(h)["i"] for h in c._optimizer_step_post_hooks.values()]]
+                     for i, c in enumerate(copies) if isinstance(c, torch.optim.Optimizer)]
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
-                                "grads": grads, "adopt": adopt}
+                                "grads": grads, "adopt": adopt, "hooks": hooks}
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
                            "autocast": [torch.is_autocast_enabled("cpu"),
                                         self.encode(torch.get_autocast_dtype("cpu"), blobs)],
@@ -582,13 +586,17 @@ def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
 
 class _Pickler(pickle.Pickler):
     """Pickles a test's objects for the executor; a mirror there, or one of its tensors, goes by
-    its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``)."""
+    its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``), and a
+    function inside (an optimizer's hook) as a callback."""
 
     def __init__(self, file, executor: Executor) -> None:
         super().__init__(file)
         self.executor = executor
 
     def persistent_id(self, obj: Any) -> Any:
+        if is_callback(obj):  # a hook on a test's optimizer, say: it runs here when called there
+            node = self.executor.callbacks.node(obj)
+            return ("callback", node["i"], node["name"])
         torch = sys.modules["torch"]
         if isinstance(obj, torch.Tensor) and (tid := self.executor.mirrors.tensor_id(obj)) is not None:
             return ("shared", tid)

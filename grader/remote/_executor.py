@@ -139,9 +139,15 @@ class _Executor:
             for index, grads in header["copies"]["grads"]:
                 for t, grad in zip(module_tensors(copies[index]), grads, strict=True):
                     t.grad = None if grad is None else wire.decode(grad, blobs)
+            for index, pre, post in header["copies"]["hooks"]:
+                for cid in pre:
+                    copies[index].register_step_pre_hook(self.caller.stub({"i": cid, "name": "step_pre_hook"}))
+                for cid in post:
+                    copies[index].register_step_post_hook(self.caller.stub({"i": cid, "name": "step_post_hook"}))
             for entry in wire.as_list(header["copies"]["adopt"]):
-                index, module_ids, tensor_ids = wire.as_list(entry, 3)
-                self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
+                index, module_ids, tensor_ids, forwards = wire.as_list(entry, 4)
+                self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids),
+                                     wire.as_list(forwards), self.caller.stub)
 
         def rebuilt(node: dict) -> Any:
             if node["k"] == "copy":
@@ -311,7 +317,9 @@ class _Unpickler(pickle.Unpickler):
         self.executor = executor
 
     def persistent_load(self, pid: Any) -> Any:
-        kind, ident = pid
+        kind, ident, *rest = pid
+        if kind == "callback":
+            return self.executor.caller.stub({"i": ident, "name": rest[0] if rest else "callback"})
         if kind == "shared":
             return self.executor.described.tensors[ident]
         if kind == "module":

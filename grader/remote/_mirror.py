@@ -21,6 +21,7 @@ what changed since the trusted side last saw them. ``build`` is the trusted side
 
 from __future__ import annotations
 
+import functools
 import types
 import weakref
 from functools import cache
@@ -83,7 +84,10 @@ def overrides(module, base: type) -> list[str]:
     that are set on ``module`` itself (``bn.train = MethodType(...)``)."""
     import torch
 
-    names = {k for k, v in module.__dict__.items() if callable(v) and callable(getattr(base, k, None))}
+    from grader.remote._callbacks import Stub
+
+    names = {k for k, v in module.__dict__.items()
+             if callable(v) and not isinstance(v, Stub) and callable(getattr(base, k, None))}
     for klass in type(module).__mro__:
         if klass is base or getattr(torch.nn, klass.__name__, None) is klass:
             break
@@ -136,19 +140,24 @@ class Described:
         self.snapshots: dict[int, Snapshot] = {}
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
 
-    def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
+    def adopt(self, module, module_ids: list, tensor_ids: list, forwards: list, stub) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
         gave ids to it, its submodules and tensors (``None`` for those mirrored already), in
-        ``modules()`` and ``module_tensors`` order."""
+        ``modules()`` and ``module_tensors`` order, and, for a module of a class of the tests,
+        the callback that runs it there (``stub`` makes its stand-in): its forward is the test's
+        code, which runs in the test's process (a model that records its calls records them
+        there)."""
         from grader.remote._sync import module_tensors
 
         modules, tensors = list(module.modules()), module_tensors(module)
-        if len(modules) != len(module_ids) or len(tensors) != len(tensor_ids):
+        if not len(modules) == len(module_ids) == len(forwards) or len(tensors) != len(tensor_ids):
             raise wire.WireError("ids for a module that is not the one sent")
-        for m, ident in zip(modules, module_ids):
+        for m, ident, forward in zip(modules, module_ids, forwards):
             if ident is not None:
                 self.modules[ident], self.module_ids[id(m)], self.objects[ident] = m, ident, m
                 self.own[ident] = type(m)
+                if forward is not None:
+                    m.forward = stub({"i": forward, "name": "forward"})
                 self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
         for t, tid in zip(tensors, tensor_ids):
             if tid is not None:
@@ -325,19 +334,25 @@ class Mirrors:
         self.modules[ident] = module
         weakref.finalize(module, self._forget_module, self.executor.generation, ident)
 
-    def adopt(self, module) -> tuple[list, list]:
+    def adopt(self, module) -> tuple[list, list, list]:
         """Mirror ``module``, the test's, sent to the executor as a copy: ids for it, its
         submodules and tensors (``None`` for those mirrored already), in ``modules()`` and
-        ``module_tensors`` order (``Described.adopt``)."""
+        ``module_tensors`` order, and for each module of a class of the tests, the callback that
+        runs it here (``Described.adopt``)."""
         from grader.remote._sync import module_tensors
 
         module_ids: list = []
+        forwards: list = []
         for m in module.modules():
             if self.module_id(m) is None:
                 module_ids.append(self.executor.new_id())
                 self._register(m, module_ids[-1])
+                tests_class = not str(type(m).__module__).startswith("torch")
+                forwards.append(self.executor.callbacks.node(functools.partial(_run_here, m))["i"]
+                                if tests_class else None)
             else:
                 module_ids.append(None)
+                forwards.append(None)
         tensor_ids: list = []
         for t in module_tensors(module):
             if self.tensor_id(t) is None:
@@ -350,7 +365,7 @@ class Mirrors:
                 for kind, table in (("param", m._parameters), ("buffer", m._buffers)):
                     self.slots.update({(ident, kind, name): self.tensor_id(t) for name, t in table.items()
                                        if t is not None})
-        return module_ids, tensor_ids
+        return module_ids, tensor_ids, forwards
 
     def _forget_tensor(self, generation: int, tid: int, address: int) -> None:
         if generation != self.executor.generation:
@@ -468,6 +483,11 @@ class Mirrors:
         if not isinstance(value, dict) or value.get("k") != "shared":
             raise wire.WireError("a module tensor that is not shared")
         return self.shared(value, blobs)
+
+
+def _run_here(module, *args, **kwargs):
+    """A module of the tests called from the submission: its hooks and forward, here."""
+    return module(*args, **kwargs)
 
 
 def _name(value: Any) -> str:

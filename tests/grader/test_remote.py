@@ -956,3 +956,28 @@ def test_a_second_backward_through_a_freed_graph_raises_as_in_one_process(module
         out.backward()
     with pytest.raises(RuntimeError, match="second time"):
         module.backward_twice(lambda z: (z * 3).sum(), torch.randn(2, requires_grad=True))
+
+
+class Counting(torch.nn.Module):
+    """A model of the tests that records its forward passes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = torch.nn.Linear(3, 1)
+        self.modes: list[bool] = []
+
+    def forward(self, x):
+        self.modes.append(self.training)
+        return self.inner(x)
+
+
+def test_a_module_of_the_tests_runs_here_and_an_optimizer_hook_of_the_test_fires(module):
+    model = Counting()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    steps, grads = [], []
+    opt.register_step_pre_hook(lambda o, a, k: grads.append(model.inner.weight.grad.clone()))
+    opt.register_step_post_hook(lambda *_: steps.append(1))
+    before = model.inner.weight.detach().clone()
+    module.fit(model, opt, lambda out, y: ((out - y) ** 2).mean(), torch.randn(4, 3), torch.randn(4, 1))
+    assert model.modes == [True] and steps == [1]  # recorded here, by the test's own code
+    assert torch.allclose(model.inner.weight, before - 0.1 * grads[0])  # the grads the step saw here
