@@ -281,7 +281,7 @@ class Caller:
         executor = self.executor
         answer, got = self.exchange(message, blobs)
         if "push" in answer:  # a callback call (not a product of its backward)
-            executor.described.take(answer["push"], got)
+            executor.described.take(answer["push"], got, self.stub)
             rng = wire.decode(answer["rng"], got)
             torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
         if "error" in answer:

@@ -130,7 +130,6 @@ class _Executor:
 
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
         copies: list = []  # the objects the trusted side pickled for this call
-        self.described.take(header.get("push"), blobs)
         if "copies" in header:
             for entry in header["copies"]["path"]:  # to import test modules' classes by name
                 if isinstance(entry, str) and entry not in sys.path:
@@ -145,9 +144,10 @@ class _Executor:
                 for cid in post:
                     copies[index].register_step_post_hook(self.caller.stub({"i": cid, "name": "step_post_hook"}))
             for entry in wire.as_list(header["copies"]["adopt"]):
-                index, module_ids, tensor_ids, forwards = wire.as_list(entry, 4)
-                self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids),
-                                     wire.as_list(forwards), self.caller.stub)
+                index, module_ids, tensor_ids = wire.as_list(entry, 3)
+                self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
+
+        self.described.take(header.get("push"), blobs, self.caller.stub)
 
         def rebuilt(node: dict) -> Any:
             if node["k"] == "copy":

@@ -33,6 +33,11 @@ from grader.remote._sync import Snapshot, describe_change
 # The tensors of an RNN that torch lists again from its parameters' names: rebuilt, not sent.
 _REBUILT = frozenset({"_flat_weights"})
 
+# The hooks of a module's call (its forward, and the backward of what the call made).
+_CALL_HOOKS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+               "_backward_pre_hooks")
+
 # A mirror here -> (its executor, its id there).
 OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -69,9 +74,11 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _attributes(module) -> list[tuple[str, Any]]:
+    from grader.remote._callbacks import Stub
+
     internals = _module_internals()
-    return [(k, v) for k, v in module.__dict__.items()
-            if k not in internals and k not in _REBUILT and not k.startswith("__")]
+    return [(k, v) for k, v in module.__dict__.items()  # a forward that runs on the trusted side: not one
+            if k not in internals and k not in _REBUILT and not k.startswith("__") and not isinstance(v, Stub)]
 
 
 # What calls ``_apply``: a class that overrides it (to tie weights again after a move, say) has
@@ -140,24 +147,21 @@ class Described:
         self.snapshots: dict[int, Snapshot] = {}
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
 
-    def adopt(self, module, module_ids: list, tensor_ids: list, forwards: list, stub) -> None:
+    def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
         gave ids to it, its submodules and tensors (``None`` for those mirrored already), in
-        ``modules()`` and ``module_tensors`` order, and, for a module of a class of the tests,
-        the callback that runs it there (``stub`` makes its stand-in): its forward is the test's
-        code, which runs in the test's process (a model that records its calls records them
-        there)."""
+        ``modules()`` and ``module_tensors`` order."""
         from grader.remote._sync import module_tensors
 
         modules, tensors = list(module.modules()), module_tensors(module)
-        if not len(modules) == len(module_ids) == len(forwards) or len(tensors) != len(tensor_ids):
+        if len(modules) != len(module_ids) or len(tensors) != len(tensor_ids):
             raise wire.WireError("ids for a module that is not the one sent")
-        for m, ident, forward in zip(modules, module_ids, forwards):
+        for m, ident in zip(modules, module_ids):
             if ident is not None:
                 self.modules[ident], self.module_ids[id(m)], self.objects[ident] = m, ident, m
                 self.own[ident] = type(m)
-                if forward is not None:
-                    m.forward = stub({"i": forward, "name": "forward"})
+                for name in _CALL_HOOKS:  # the test's own: they fire on its side (Mirrors.push)
+                    getattr(m, name).clear()
                 self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
         for t, tid in zip(tensors, tensor_ids):
             if tid is not None:
@@ -228,9 +232,10 @@ class Described:
 
     # ------------------------------------------------------------------ around a call
 
-    def take(self, push: Any, blobs: list[bytes]) -> None:
+    def take(self, push: Any, blobs: list[bytes], stub=None) -> None:
         """Make the described modules and tensors what the trusted side's mirrors are (its
-        ``Mirrors.push``), then snapshot them."""
+        ``Mirrors.push``; ``stub`` makes the stand-in of a module's forward that is to run
+        there), then snapshot them."""
         from grader.remote._sync import apply_change
 
         if push is not None:
@@ -251,6 +256,10 @@ class Described:
                 ident, flag = wire.as_list(entry, 2)
                 if ident in self.modules:
                     self.modules[ident].training = self.training[ident] = flag is True
+            for entry in wire.as_list(push["forward_here"]):
+                ident, cid = wire.as_list(entry, 2)
+                self.modules[ident].forward = stub({"i": cid, "name": "forward"})
+                self.signatures[ident] = _signature(self.modules[ident])
         self.snapshots = {tid: Snapshot(t) for tid, t in self.tensors.items()}
 
     def changes(self, out: list[bytes]) -> dict:
@@ -284,6 +293,7 @@ class Mirrors:
         self.snapshots: dict[int, Snapshot] = {}
         # (module id, "param" or "buffer", name) -> the id of the tensor the executor has there
         self.slots: dict[tuple[int, str, str], int] = {}
+        self.forward_here: set[int] = set()  # modules whose forward the executor calls back for
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
@@ -334,25 +344,20 @@ class Mirrors:
         self.modules[ident] = module
         weakref.finalize(module, self._forget_module, self.executor.generation, ident)
 
-    def adopt(self, module) -> tuple[list, list, list]:
+    def adopt(self, module) -> tuple[list, list]:
         """Mirror ``module``, the test's, sent to the executor as a copy: ids for it, its
         submodules and tensors (``None`` for those mirrored already), in ``modules()`` and
-        ``module_tensors`` order, and for each module of a class of the tests, the callback that
-        runs it here (``Described.adopt``)."""
+        ``module_tensors`` order (``Described.adopt``). A module of the tests' own class runs
+        its forward here (``push``)."""
         from grader.remote._sync import module_tensors
 
         module_ids: list = []
-        forwards: list = []
         for m in module.modules():
             if self.module_id(m) is None:
                 module_ids.append(self.executor.new_id())
                 self._register(m, module_ids[-1])
-                tests_class = not str(type(m).__module__).startswith("torch")
-                forwards.append(self.executor.callbacks.node(functools.partial(_run_here, m))["i"]
-                                if tests_class else None)
             else:
                 module_ids.append(None)
-                forwards.append(None)
         tensor_ids: list = []
         for t in module_tensors(module):
             if self.tensor_id(t) is None:
@@ -365,7 +370,7 @@ class Mirrors:
                 for kind, table in (("param", m._parameters), ("buffer", m._buffers)):
                     self.slots.update({(ident, kind, name): self.tensor_id(t) for name, t in table.items()
                                        if t is not None})
-        return module_ids, tensor_ids, forwards
+        return module_ids, tensor_ids
 
     def _forget_tensor(self, generation: int, tid: int, address: int) -> None:
         if generation != self.executor.generation:
@@ -391,8 +396,22 @@ class Mirrors:
                 placed.append([ident, kind, name, tid, node])
         tensors = [[tid, describe_change(t, self.snapshots[tid].marks, blobs)] for tid, t in self.live_tensors()
                    if self.snapshots[tid].differs(t)]
-        return {"placed": placed, "tensors": tensors,
+        return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
                 "training": [[ident, m.training] for ident, m in list(self.modules.items())]}
+
+    def _forward_here(self) -> list[list[int]]:
+        """The modules whose forward is to run here from now on, each with its callback: those
+        of the tests' own classes (``adopt``) and those the test hooked (its hooks fire here),
+        but never a mirror whose forward runs there."""
+        entries = []
+        for ident, module in list(self.modules.items()):
+            if ident in self.forward_here or isinstance(type(module), _MirrorType):
+                continue
+            tests_class = not str(type(module).__module__).startswith("torch")
+            if tests_class or _hooked(module):
+                self.forward_here.add(ident)
+                entries.append([ident, self.executor.callbacks.node(functools.partial(_run_here, module))["i"]])
+        return entries
 
     def take(self, changes: Any, blobs: list[bytes]) -> None:
         """Make the mirrors what the call made their modules (``Described.changes``), then
