@@ -22,6 +22,7 @@ what changed since the trusted side last saw them. ``build`` is the trusted side
 from __future__ import annotations
 
 import functools
+import json
 import types
 import weakref
 from functools import cache
@@ -146,6 +147,7 @@ class Described:
         self.tensor_ids: dict[int, int] = {}
         self.snapshots: dict[int, Snapshot] = {}
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
+        self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes, as JSON
 
     def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
@@ -163,6 +165,7 @@ class Described:
                 for name in _CALL_HOOKS:  # the test's own: they fire on its side (Mirrors.push)
                     getattr(m, name).clear()
                 self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
+                self.data[ident] = _data(m)
         for t, tid in zip(tensors, tensor_ids):
             if tid is not None:
                 self.tensors[tid], self.tensor_ids[id(t)] = t, tid
@@ -175,7 +178,7 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.snapshots, self.own):
+        for table in (self.signatures, self.training, self.snapshots, self.own, self.data):
             table.pop(ident, None)
 
     def tensor_id(self, t) -> int | None:
@@ -267,7 +270,7 @@ class Described:
         (described again)."""
         tensors = [[tid, describe_change(t, snap.marks, out)] for tid, t in list(self.tensors.items())
                    if (snap := self.snapshots.get(tid)) is not None and snap.differs(t)]
-        training, reshaped = [], []
+        training, reshaped, data = [], [], []
         for ident, module in list(self.modules.items()):
             if ident not in self.modules:
                 continue
@@ -276,7 +279,10 @@ class Described:
             elif bool(module.training) != self.training[ident]:
                 self.training[ident] = bool(module.training)
                 training.append([ident, bool(module.training)])
-        return {"tensors": tensors, "training": training, "reshaped": reshaped}
+            if ident in self.data and (now := _data(module)) != self.data[ident]:
+                data.append([ident, [[k, json.loads(v)] for k, v in now.items() if self.data[ident].get(k) != v]])
+                self.data[ident] = now
+        return {"tensors": tensors, "training": training, "reshaped": reshaped, "data": data}
 
 
 # ----------------------------------------------------------------------------- the trusted side
@@ -347,8 +353,8 @@ class Mirrors:
     def adopt(self, module) -> tuple[list, list]:
         """Mirror ``module``, the test's, sent to the executor as a copy: ids for it, its
         submodules and tensors (``None`` for those mirrored already), in ``modules()`` and
-        ``module_tensors`` order (``Described.adopt``). A module of the tests' own class runs
-        its forward here (``push``)."""
+        ``module_tensors`` order (``Described.adopt``). A module the test hooked runs its
+        forward here (``push``)."""
         from grader.remote._sync import module_tensors
 
         module_ids: list = []
@@ -401,14 +407,12 @@ class Mirrors:
 
     def _forward_here(self) -> list[list[int]]:
         """The modules whose forward is to run here from now on, each with its callback: those
-        of the tests' own classes (``adopt``) and those the test hooked (its hooks fire here),
-        but never a mirror whose forward runs there."""
+        the test hooked (its hooks fire here), but never a mirror whose forward runs there."""
         entries = []
         for ident, module in list(self.modules.items()):
             if ident in self.forward_here or isinstance(type(module), _MirrorType):
                 continue
-            tests_class = not str(type(module).__module__).startswith("torch")
-            if tests_class or _hooked(module):
+            if _hooked(module):
                 self.forward_here.add(ident)
                 entries.append([ident, self.executor.callbacks.node(functools.partial(_run_here, module))["i"]])
         return entries
@@ -432,6 +436,11 @@ class Mirrors:
                 ident, node = wire.as_list(entry, 2)
                 if ident in self.modules:
                     self.build(node, blobs)
+            for entry in wire.as_list(changes["data"]):
+                ident, values = wire.as_list(entry, 2)
+                if (module := self.modules.get(ident)) is not None:
+                    for name, value in (wire.as_list(v, 2) for v in wire.as_list(values)):
+                        _set_data(module, _name(name), wire.decode(value, []))
         self.snapshots = {tid: Snapshot(t) for tid, t in self.live_tensors()}
         self._agree()
 
@@ -502,6 +511,37 @@ class Mirrors:
         if not isinstance(value, dict) or value.get("k") != "shared":
             raise wire.WireError("a module tensor that is not shared")
         return self.shared(value, blobs)
+
+
+def _data(module) -> dict[str, str]:
+    """A module's attributes that are plain data without tensors (a list a test's model
+    appends to), each as the JSON of its wire node."""
+    found = {}
+    for name, value in _attributes(module):
+        if _plain(value):
+            blobs: list[bytes] = []
+            try:
+                node = wire.encode(value, blobs)
+            except wire.WireError:
+                continue
+            if not blobs:
+                found[name] = json.dumps(node)
+    return found
+
+
+def _set_data(module, name: str, value: Any) -> None:
+    """Set a test's module attribute to what its copy's became there: a list or dict in place,
+    so a reference the test holds sees it."""
+    if name.startswith("__"):
+        return
+    current = module.__dict__.get(name)
+    if type(current) is list and type(value) is list:
+        current[:] = value
+    elif type(current) is dict and type(value) is dict:
+        current.clear()
+        current.update(value)
+    else:
+        module.__dict__[name] = value
 
 
 def _run_here(module, *args, **kwargs):

@@ -971,13 +971,22 @@ class Counting(torch.nn.Module):
         return self.inner(x)
 
 
-def test_a_module_of_the_tests_runs_here_and_an_optimizer_hook_of_the_test_fires(module):
+def test_what_a_module_of_the_tests_records_there_it_records_here_and_an_optimizer_hook_fires(module):
     model = Counting()
+    modes = model.modes
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     steps, grads = [], []
     opt.register_step_pre_hook(lambda o, a, k: grads.append(model.inner.weight.grad.clone()))
     opt.register_step_post_hook(lambda *_: steps.append(1))
     before = model.inner.weight.detach().clone()
     module.fit(model, opt, lambda out, y: ((out - y) ** 2).mean(), torch.randn(4, 3), torch.randn(4, 1))
-    assert model.modes == [True] and steps == [1]  # recorded here, by the test's own code
+    assert modes == [True] and model.modes is modes and steps == [1]  # the test's own list, changed in place
     assert torch.allclose(model.inner.weight, before - 0.1 * grads[0])  # the grads the step saw here
+
+
+def test_the_hooks_of_a_test_module_fire_once_here_when_the_submission_calls_it(module):
+    model, seen = torch.nn.Sequential(torch.nn.Linear(3, 1)), []
+    model.register_forward_hook(lambda m, args, out: seen.append((m, tuple(out.shape))))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    module.fit(model, opt, lambda out, y: ((out - y) ** 2).mean(), torch.randn(4, 3), torch.randn(4, 1))
+    assert seen == [(model, (4, 1))]
