@@ -174,7 +174,9 @@ def flat_bytes(t):
     if t.dtype.is_complex:
         t = torch.view_as_real(t)
     flat = t.reshape(-1)
-    if flat.numel() and flat.stride(0) != 1:  # a one-element tensor may keep any stride
+    if not flat.numel():
+        return torch.empty(0, dtype=torch.uint8, device=t.device)
+    if flat.stride(0) != 1:  # a one-element tensor may keep any stride
         flat = torch.empty_like(flat, memory_format=torch.contiguous_format).copy_(flat)
     return flat.view(torch.uint8)
 

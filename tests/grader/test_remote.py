@@ -305,6 +305,16 @@ def test_tensors_of_every_dtype_and_shape_cross_unchanged(module, dtype, shape):
     assert out.dtype == dtype and out.shape == x.shape and torch.equal(out, x)
 
 
+@pytest.mark.parametrize("make", [lambda: torch.zeros(0, dtype=torch.int16).as_strided((0,), (0,)),
+                                  lambda: torch.ones(1, 1, 1).as_strided((1, 1, 1), (2, 2, 2)),
+                                  lambda: torch.arange(3.0).expand(2, 3)],
+                         ids=["empty, stride 0", "one element, stride 2", "expanded"])
+def test_tensors_of_any_layout_cross_with_their_values(module, make):
+    x = make()
+    out = module.same(x)
+    assert out.shape == x.shape and torch.equal(out, x)
+
+
 def test_meta_tensors_cross_with_their_shape_and_dtype(module):
     out = module.square(torch.empty(2, 5, dtype=torch.float64, device="meta"))
     assert out.is_meta and out.shape == (2, 5) and out.dtype == torch.float64
