@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._sync import replace_tensors
 
 MAX_MESSAGE = 4000
 
@@ -273,7 +274,7 @@ class Caller:
         holder: dict = {}
         bridged = _callback_bridge().apply(self, message, out, holder, *needs_grad)
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
-        return _replace(holder["result"], swap)
+        return replace_tensors(holder["result"], swap)
 
     def _finish(self, message: dict, blobs: list[bytes], outputs: list | None = None) -> tuple[Any, dict]:
         import torch
@@ -297,7 +298,7 @@ class Caller:
         holder: dict = {}
         bridged = _callback_bridge().apply(self, message, out, holder, *needs)
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
-        return _replace(holder["result"], swap)
+        return replace_tensors(holder["result"], swap)
 
     def vjp(self, call: int, grads: tuple) -> list:
         out: list[bytes] = []
@@ -305,16 +306,6 @@ class Caller:
         if "error" in answer:
             raise rebuild_exception(answer["error"])
         return self.executor.decode(answer["value"], got)
-
-
-def _replace(value: Any, swap: dict[int, Any]) -> Any:
-    if id(value) in swap:
-        return swap[id(value)]
-    if type(value) in (tuple, list):
-        return type(value)(_replace(v, swap) for v in value)
-    if type(value) is dict:
-        return {_replace(k, swap): _replace(v, swap) for k, v in value.items()}
-    return value
 
 
 @cache

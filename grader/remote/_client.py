@@ -36,6 +36,7 @@ from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
     apply_change,
     module_tensors,
+    replace_tensors,
 )
 
 PR_SET_DUMPABLE = 4
@@ -466,7 +467,7 @@ class Executor:
                 result, reply = holder["result"], holder["reply"]
                 outputs = holder["outputs"]
                 swap = {id(t): b for t, b in zip(outputs, bridged[1:], strict=True)}
-                result = _replace_tensors(result, swap)
+                result = replace_tensors(result, swap)
         except _CallRaised as raised:
             # What the call changed before it raised stays changed, as in one process (a module's
             # training flags that a failing call left switched).
@@ -558,7 +559,7 @@ class Executor:
         holder: dict = {"copies": []}
         bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
-        return _replace_tensors(holder["result"], swap)
+        return replace_tensors(holder["result"], swap)
 
     def release(self, ident: int) -> None:
         self.modules.pop(ident, None)
@@ -609,16 +610,6 @@ def _pickled(objects: list, executor: Executor) -> bytes:
     buffer = io.BytesIO()
     _Pickler(buffer, executor).dump(objects)
     return buffer.getvalue()
-
-
-def _replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
-    if id(value) in swap:
-        return swap[id(value)]
-    if type(value) in (tuple, list):
-        return type(value)(_replace_tensors(v, swap) for v in value)
-    if type(value) is dict:
-        return {_replace_tensors(k, swap): _replace_tensors(v, swap) for k, v in value.items()}
-    return value
 
 
 def _is_iterator(value: Any) -> bool:

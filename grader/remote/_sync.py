@@ -20,20 +20,6 @@ def module_tensors(module) -> list:
     return [*module.parameters(), *module.buffers()]
 
 
-def parameters_requiring_grad(objects: list, leave_out: set[int] = frozenset()) -> list:
-    """The parameters requiring grad of the modules among ``objects``, each once, in order, but
-    those whose ``id`` is in ``leave_out`` (shared tensors, which reach a call's gradients apart)."""
-    import torch
-
-    seen: dict[int, Any] = {}
-    for obj in objects:
-        if isinstance(obj, torch.nn.Module):
-            for p in obj.parameters():
-                if p.requires_grad and id(p) not in leave_out:
-                    seen.setdefault(id(p), p)
-    return list(seen.values())
-
-
 def marks(t) -> tuple:
     """What tells whether a tensor changed since: its data's version and place, its .grad and
     that grad's version (in-place clipping scales a grad without replacing it), whether it has
@@ -125,3 +111,15 @@ def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False
     elif not same_bits(target.grad.detach(), grad):
         with torch.no_grad():
             target.grad.copy_(grad)
+
+
+def replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
+    """``value`` with each tensor whose ``id`` is a key of ``swap`` replaced by its value, inside
+    tuples, lists and dicts too (a call's outputs, by the autograd node's that stand for them)."""
+    if id(value) in swap:
+        return swap[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(replace_tensors(v, swap) for v in value)
+    if type(value) is dict:
+        return {replace_tensors(k, swap): replace_tensors(v, swap) for k, v in value.items()}
+    return value
