@@ -25,7 +25,7 @@ from functools import cache
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._sync import replace_tensors
+from grader.remote._sync import replace_tensors, vector_jacobian
 
 MAX_MESSAGE = 4000
 
@@ -122,30 +122,21 @@ class Callbacks:
                 del self.ids[id(fn)]
             self.graphs.pop(ident, None)
 
-    def _vjp(self, message: dict, blobs: list[bytes]) -> dict:
+    def _vjp(self, message: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         """The vector-Jacobian product of a callback call; with ``create_graph``, a call of its
         own there, differentiable in the call's inputs and in the grads."""
-        import contextlib
-
-        import torch
-
-        executor, out = self.executor, []
+        executor = self.executor
         inputs, outputs = self.graphs[message["callback_vjp"]]
         create = message.get("create_graph") is True
         sent: list = []
         grads = executor.decode(message["grads"], blobs, grads=create, tensors=sent)
-        pairs = [(o, g) for o, g in zip(outputs, wire.as_list(grads), strict=True) if g is not None and o.requires_grad]
-        result: list = [None] * len(inputs)
-        if pairs and inputs:
-            with torch.enable_grad() if create else contextlib.nullcontext():
-                result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
-                                                  allow_unused=True, retain_graph=True, create_graph=create))
+        result = vector_jacobian(inputs, outputs, wire.as_list(grads), create_graph=create)
         if not create:
             return {"answer": "callback", "value": executor.encode([None if g is None else g.detach() for g in result],
-                                                                   out), "blobs": out}
+                                                                   out)}
         call = executor.new_id()
         self.graphs[call] = (list(inputs) + [g for g in sent if g.requires_grad], [g for g in result if g is not None])
-        return {"answer": "callback", "value": executor.encode(result, out), "call": call, "blobs": out}
+        return {"answer": "callback", "value": executor.encode(result, out), "call": call}
 
     def serve(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         """Answer a callback call (or its vector-Jacobian product) from the executor. An
@@ -155,8 +146,7 @@ class Callbacks:
         executor, out = self.executor, []
         try:
             if "callback_vjp" in message:
-                answer = self._vjp(message, blobs)
-                return answer, answer.pop("blobs")
+                return self._vjp(message, blobs, out), out
             fn = self.functions[message["callback"]]
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []

@@ -10,7 +10,9 @@ process's own methods). A call whose tensor arguments require grad goes through 
 autograd function whose backward asks the executor for the vector-Jacobian product of the call, so
 gradients, ``backward()`` and finite-difference checks work across the two processes. Tensor
 arguments the call changed in place (data or ``.grad``) are changed here too, and the RNG state and
-default dtype travel with each call.
+default dtype travel with each call. Modules cross as mirrors (``grader.remote._mirror``) and the
+test's functions as callbacks (``grader.remote._callbacks``), which ``request`` serves while it
+waits for the executor's answer.
 """
 
 from __future__ import annotations
@@ -331,9 +333,10 @@ class Executor:
     def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
                copies: list | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
-        the executor numbers them. A value of no kind the wire carries (a module, an optimizer,
-        a class or function of a test module) is appended to ``copies``, which the caller
-        pickles for the executor; without ``copies`` it cannot be sent."""
+        the executor numbers them. A mirror goes by its id, a function as a callback; any
+        other value of no kind the wire carries (a module sent for the first time, an optimizer,
+        a class of a test module) is appended to ``copies``, which the caller pickles for the
+        executor; without ``copies`` it cannot be sent."""
         torch = sys.modules.get("torch")
 
         def first(v: Any) -> dict | None:

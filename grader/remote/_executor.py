@@ -5,8 +5,10 @@ nor the report pipe, and the child it serves made itself undumpable, so nothing 
 can sign a record, reach the child's memory or change how a test decides. It answers one request
 at a time over its socket (``grader.remote._wire``): load an exercise's module, read an
 attribute, call a function or method, give a vector-Jacobian product of an earlier call, list an
-iterable, forget objects. Objects the wire cannot carry stay here, in ``_Executor.objects``, and
-the trusted side holds their ids.
+iterable, forget objects; and, while a call runs, it calls the test's functions back
+(``grader.remote._callbacks``). Objects the wire cannot carry stay here, in ``_Executor.objects``,
+and the trusted side holds their ids; modules are described to it and mirrored there
+(``grader.remote._mirror``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from grader.remote._sync import (
     describe_change,
     marks,
     module_tensors,
+    vector_jacobian,
 )
 
 MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
@@ -213,18 +216,11 @@ class _Executor:
         return reply
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        import torch
-
         inputs, outputs = self.calls[header["call"]]
         create_graph = header.get("create_graph") is True
         sent: list = []  # with create_graph, the grads that require grad there are inputs too
         grads = wire.decode(header["grads"], blobs, grads=create_graph, tensors=sent)
-        pairs = [(o, g) for o, g in zip(outputs, grads, strict=True) if g is not None and o.requires_grad]
-        result: list = [None] * len(inputs)
-        if pairs and inputs:
-            with torch.enable_grad() if create_graph else contextlib.nullcontext():
-                result = list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
-                                                  allow_unused=True, retain_graph=True, create_graph=create_graph))
+        result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
         if not create_graph:
             return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
         # A double backward: this product is a call of its own, differentiable in the inputs of

@@ -123,3 +123,19 @@ def replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
     if type(value) is dict:
         return {replace_tensors(k, swap): replace_tensors(v, swap) for k, v in value.items()}
     return value
+
+
+def vector_jacobian(inputs: list, outputs: list, grads: list, *, create_graph: bool = False) -> list:
+    """The vector-Jacobian product of a call: per input, the gradient of ``outputs`` weighted by
+    ``grads`` (``None`` where unused). The graph stays for the next product; with
+    ``create_graph`` the result is itself differentiable (a double backward)."""
+    import contextlib
+
+    import torch
+
+    pairs = [(o, g) for o, g in zip(outputs, grads, strict=True) if g is not None and o.requires_grad]
+    if not (pairs and inputs):
+        return [None] * len(inputs)
+    with torch.enable_grad() if create_graph else contextlib.nullcontext():
+        return list(torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True,
+                                        retain_graph=True, create_graph=create_graph))
