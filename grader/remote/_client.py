@@ -34,6 +34,7 @@ from typing import Any
 
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
+from grader.remote._memory import SentMemories
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
     apply_change,
@@ -331,13 +332,15 @@ class Executor:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
-               copies: list | None = None) -> Any:
+               copies: list | None = None, memories: SentMemories | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
         the executor numbers them. A mirror goes by its id, a function as a callback; any
         other value of no kind the wire carries (a module sent for the first time, an optimizer,
         a class of a test module) is appended to ``copies``, which the caller pickles for the
-        executor; without ``copies`` it cannot be sent."""
+        executor; without ``copies`` it cannot be sent. With ``memories``, CPU tensors and
+        NumPy arrays go as views of the memory they share (``grader.remote._memory``)."""
         torch = sys.modules.get("torch")
+        np = sys.modules.get("numpy")
 
         def first(v: Any) -> dict | None:
             if isinstance(v, RemoteObject):
@@ -354,7 +357,16 @@ class Executor:
             if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
                 tensors.append(v)
                 if type(v) in (torch.Tensor, torch.nn.Parameter):
+                    if memories is not None:
+                        fields = wire.tensor_fields(v)
+                        if v.is_leaf and v.grad is not None:
+                            fields["g"] = wire.encode_tensor(v.grad.detach(), blobs)
+                        if (node := memories.node(v, fields)) is not None:
+                            return node
                     return wire.encode_tensor(v, blobs, with_grad=True)
+            if np is not None and type(v) is np.ndarray and memories is not None:
+                return memories.node(v, {"k": "ndarray", "dtype": v.dtype.str, "shape": list(v.shape),
+                                         "ro": not v.flags.writeable})
             if type(v) in wire.SEQUENCE_KINDS:
                 return {"k": wire.SEQUENCE_KINDS[type(v)],
                         "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
@@ -425,9 +437,11 @@ class Executor:
         blobs: list[bytes] = []
         tensors: list = []
         copies: list = []
+        memories = SentMemories()
         header = {"op": "call", "id": self.live(ident), "count_ops": count_ops,
-                  "args": self.encode(tuple(args), blobs, tensors, copies),
-                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies)}
+                  "args": self.encode(tuple(args), blobs, tensors, copies, memories),
+                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories),
+                  "memories": memories.finish(blobs)}
         if builtin is not None:
             header["builtin"] = builtin
         if method is not None:
@@ -462,10 +476,10 @@ class Executor:
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
         try:
             if not needs_grad:
-                result, reply = self._finish_call(header, blobs, tensors, copies=copies)
+                result, reply = self._finish_call(header, blobs, tensors, copies=copies, memories=memories)
             else:
                 header["grad_call"] = True
-                holder: dict = {"copies": copies}
+                holder: dict = {"copies": copies, "memories": memories}
                 bridged = _bridge().apply(self, header, blobs, tensors, holder, *needs_grad)
                 result, reply = holder["result"], holder["reply"]
                 outputs = holder["outputs"]
@@ -475,9 +489,9 @@ class Executor:
             # What the call changed before it raised stays changed, as in one process (a module's
             # training flags that a failing call left switched).
             with torch.no_grad():
-                self._take_changes(raised.reply, tensors, copies)
+                self._take_changes(raised.reply, tensors, copies, memories)
             raise raised.error from None
-        self._take_changes(reply, tensors, copies)
+        self._take_changes(reply, tensors, copies, memories)
         if count_ops:
             self.evidence_taken += 1
             ops = reply.get("ops")
@@ -486,8 +500,8 @@ class Executor:
             return result, Counter(ops)
         return result
 
-    def _finish_call(self, header: dict, blobs: list[bytes], tensors: list,
-                     outputs: list | None = None, copies: list = ()) -> tuple[Any, dict]:
+    def _finish_call(self, header: dict, blobs: list[bytes], tensors: list, outputs: list | None = None,
+                     copies: list = (), memories: SentMemories | None = None) -> tuple[Any, dict]:
 
         node, reply, out = self.request(header, blobs)
 
@@ -496,6 +510,11 @@ class Executor:
                 if type(n["c"]) is not int or not 0 <= n["c"] < len(copies):
                     raise wire.WireError("a reference to an object that was not sent")
                 return copies[n["c"]]
+            if n["k"] == "arg" and "a" in n and memories is not None:
+                return memories.sent(n["a"])
+            if n["k"] == "view" and memories is not None:
+                self.evidence_taken += 1  # that it shares an argument's memory is the executor's word
+                return memories.view(n)
             if n["k"] == "arg":
                 if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
                     raise wire.WireError("a reference to an argument that was not sent")
@@ -509,10 +528,10 @@ class Executor:
         reply["blobs"] = out
         return result, reply
 
-    def _take_changes(self, reply: dict, tensors: list, copies: list) -> None:
-        """Make the arguments what the call made them in the executor, and take its RNG state.
-        Runs after a call's autograd node is made, with this process's grad mode: history an
-        argument gained there is gained here too."""
+    def _take_changes(self, reply: dict, tensors: list, copies: list, memories: SentMemories) -> None:
+        """Make the arguments what the call made them in the executor (their memories' bytes
+        last), and take its RNG state. Runs after a call's autograd node is made, with this
+        process's grad mode: history an argument gained there is gained here too."""
         import torch
 
         out = reply["blobs"]
@@ -527,6 +546,7 @@ class Executor:
                 raise wire.WireError("the objects sent came back as something else")
             for obj, state in zip(copies, states):
                 _take_state(obj, state, out)
+            memories.write_back(reply.get("memories", []), out)
             self.mirrors.take(reply.get("shared"), out)
             rng = wire.decode(reply["rng"], out)
             if rng is not None:
@@ -631,7 +651,8 @@ def _bridge():
         @staticmethod
         def forward(ctx, executor, header, blobs, tensors, holder, *needs_grad):
             outputs: list = []
-            result, reply = executor._finish_call(header, blobs, tensors, outputs, holder["copies"])
+            result, reply = executor._finish_call(header, blobs, tensors, outputs, holder["copies"],
+                                                  holder.get("memories"))
             flags = reply.get("differentiable")
             if type(reply.get("call")) is not int or not isinstance(flags, list) or len(flags) != len(outputs):
                 executor._fail("the submission's process answered out of protocol (a call's gradients)")

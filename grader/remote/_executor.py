@@ -27,6 +27,7 @@ from typing import Any
 
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, Stub
+from grader.remote._memory import ReceivedMemories
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
     changed,
@@ -151,10 +152,16 @@ class _Executor:
                 self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
 
         self.described.take(header.get("push"), blobs, self.caller.stub)
+        memories = ReceivedMemories(header.get("memories", []), blobs)
 
         def rebuilt(node: dict) -> Any:
             if node["k"] == "copy":
                 return copies[node["i"]]
+            if node["k"] == "view":
+                made = memories.build(node, blobs)
+                if isinstance(made, torch.Tensor):
+                    sent.append(made)  # numbered where the trusted side numbered it
+                return made
             return self._resolve(node)
 
         args = wire.decode(header["args"], blobs, handle=rebuilt, grads=True, tensors=sent)
@@ -184,7 +191,7 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **self._changes(sent, before, copies, rng_before, out)}
+                return {**reply, **self._changes(sent, before, copies, memories, rng_before, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
@@ -199,12 +206,17 @@ class _Executor:
                 return {"k": "arg", "i": by_identity[id(value)]}
             if isinstance(value, torch.Tensor) and self.described.tensor_id(value) is not None:
                 return self.described.shared_node(value, out)
+            if (index := memories.index_of(value)) is not None:
+                return {"k": "arg", "a": index}
+            if not (isinstance(value, torch.Tensor) and value.requires_grad) and (
+                    where := memories.locate(value)) is not None:
+                return memories.view_node(value, *where)  # a view of an argument's memory
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
             return None
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
-                       **self._changes(sent, before, copies, rng_before, out)}
+                       **self._changes(sent, before, copies, memories, rng_before, out)}
         if ops is not None:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
@@ -266,17 +278,19 @@ class _Executor:
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
 
-    def _changes(self, sent: list, before: list, copies: list, rng_before: bytes, out: list[bytes]) -> dict:
+    def _changes(self, sent: list, before: list, copies: list, memories: ReceivedMemories, rng_before: bytes,
+                 out: list[bytes]) -> dict:
         """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
-        argument tensors it changed, the state of each object sent as a copy, the modules and
-        tensors the trusted side mirrors (a module sent is one from then on), and the RNG state
-        when it drew random numbers."""
+        argument tensors it changed, the state of each object sent as a copy, the bytes of the
+        arguments' memories, the modules and tensors the trusted side mirrors (a module sent is
+        one from then on), and the RNG state when it drew random numbers."""
         import torch
 
         rng_after = torch.get_rng_state().numpy().tobytes()
         return {"changed": [[i, describe_change(t, mark, out)]
                             for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
                 "copies": [_state(c, out) for c in copies],
+                "memories": memories.changes(out),
                 "shared": self.described.changes(out),
                 "rng": wire.encode(rng_after if rng_after != rng_before else None, out)}
 

@@ -129,6 +129,9 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
             return {"k": "device", "v": str(value)}
         if type(value) is torch.Size:
             return {"k": "size", "v": [int(d) for d in value]}
+    np = _numpy_if_loaded()
+    if np is not None and type(value) is np.ndarray and array_dtype_carried(value.dtype):
+        return _encode_array(value, blobs)
     if opaque is not None:
         return opaque(value)
     raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
@@ -138,6 +141,53 @@ def _torch_if_loaded():
     import sys
 
     return sys.modules.get("torch")
+
+
+def _numpy_if_loaded():
+    import sys
+
+    return sys.modules.get("numpy")
+
+
+def array_dtype_carried(dtype) -> bool:
+    """Whether an array of this NumPy dtype crosses as data: booleans and numbers (never
+    objects, strings or records)."""
+    return dtype.kind in "biufc" and not dtype.hasobject and dtype.fields is None and not dtype.subdtype
+
+
+def array_dtype(name: Any):
+    """The NumPy dtype a node names (``WireError`` unless ``array_dtype_carried``)."""
+    import numpy as np
+
+    try:
+        dtype = np.dtype(_str(name))
+    except TypeError:
+        raise WireError(f"an unknown array dtype {name!r}") from None
+    if not array_dtype_carried(dtype):
+        raise WireError(f"an array dtype {name!r} that is not carried")
+    return dtype
+
+
+def _encode_array(a, blobs: list[bytes]) -> dict:
+    import numpy as np
+
+    blobs.append(np.ascontiguousarray(a).tobytes())
+    return {"k": "ndarray", "dtype": a.dtype.str, "shape": list(a.shape), "blob": len(blobs) - 1,
+            "ro": not a.flags.writeable}
+
+
+def _decode_array(node: dict, blobs: list[bytes]):
+    import numpy as np
+
+    dtype = array_dtype(node["dtype"])
+    shape = [_dim(d) for d in as_list(node["shape"])]
+    data = _blob(blobs, node["blob"])
+    if len(data) != math.prod(shape) * dtype.itemsize:
+        raise WireError(f"array data of {len(data)} bytes for {math.prod(shape)} {dtype} elements")
+    out = np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+    if node.get("ro") is True:
+        out.flags.writeable = False
+    return out
 
 
 def encode_tensor(t, blobs: list[bytes], *, with_grad: bool = False) -> dict:
@@ -150,7 +200,10 @@ def encode_tensor(t, blobs: list[bytes], *, with_grad: bool = False) -> dict:
     return node
 
 
-def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
+def tensor_fields(t) -> dict:
+    """A tensor's node without its data: dtype, shape, device and what autograd knows of it."""
+    import torch
+
     if t.layout != torch.strided or t.is_quantized:
         raise WireError(f"a {t.layout} tensor cannot be sent to the other process")
     node = {"k": "tensor", "dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
@@ -160,6 +213,11 @@ def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
         node["inference"] = True
     if t.grad_fn is not None:  # a result of autograd, not a leaf: one there too
         node["leaf"] = False
+    return node
+
+
+def _encode_tensor(torch, t, blobs: list[bytes]) -> dict:
+    node = tensor_fields(t)
     if t.device.type != "meta":
         data = flat_bytes(t.detach().to("cpu"))
         blobs.append(data.numpy().tobytes() if data.numel() else b"")
@@ -223,6 +281,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             if tensors is not None:
                 tensors.append(tensor)
             return tensor
+        if kind == "ndarray":
+            return _decode_array(node, blobs)
         if kind == "dtype":
             return _dtype(node["v"])
         if kind == "device":
@@ -233,7 +293,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             import torch
 
             return torch.Size([_dim(d) for d in as_list(node["v"])])
-        if kind in ("handle", "ref", "arg", "copy", "module", "shared", "callback") and handle is not None:
+        if kind in ("handle", "ref", "arg", "copy", "module", "shared", "callback", "view") and handle is not None:
             return handle(node)
     except WireError:
         raise
@@ -319,6 +379,14 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
             out = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
         if device.type != "cpu":
             out = out.to(device)
+    return finish_tensor(out, node, blobs, grads=grads)
+
+
+def finish_tensor(out, node: dict, blobs: list[bytes], *, grads: bool):
+    """``out``, the data of a tensor node, as the node says: an inference tensor, a parameter,
+    requiring grad (only with ``grads``), with autograd history, with its ``.grad``."""
+    import torch
+
     if node.get("inference") is True:  # made under torch.inference_mode(), never requiring grad
         with torch.inference_mode():
             return out.clone()

@@ -259,6 +259,35 @@ MODULE = textwrap.dedent('''
 
     def kinds():
         return (torch.float16, torch.device("meta"), torch.Size([2, 3]), 1 + 2j, b"raw", slice(1, None, 2), ...)
+
+    def flat_view(x):
+        return x.view(-1)
+
+    def layout(x):
+        return tuple(x.shape), x.stride(), x.storage_offset(), x.is_contiguous()
+
+    def same_memory(a, b):
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+    def first_row(x):
+        return x[0]
+
+    def from_numpy(a):
+        return torch.from_numpy(a)
+
+    def to_numpy(t):
+        return t.numpy()
+
+    def array_layout(a):
+        return a.strides, a.flags.writeable
+
+    def fill(a, value):
+        a[...] = value
+
+    def ndarray_of(values):
+        import numpy as np
+
+        return np.asarray(values, dtype=np.float32)
 ''')
 
 
@@ -360,6 +389,90 @@ def test_in_place_changes_and_gradients_made_there_reach_the_arguments_here(modu
 def test_an_argument_returned_is_the_same_object(module):
     x = torch.randn(2)
     assert module.same(x) is x
+
+
+def test_an_argument_arrives_with_its_layout_and_a_view_that_layout_forbids_fails_there(module):
+    base = torch.arange(24.0).reshape(4, 6)
+    x = base[1:, ::2].t()  # strides (2, 6), offset 6: not contiguous
+    assert module.layout(x) == ((3, 3), (2, 6), 6, False)  # the offset: 6 * 4 bytes is under 64
+    with pytest.raises(RuntimeError, match="view"):
+        module.flat_view(x)
+    assert module.layout(torch.arange(3.0).expand(2, 3)) == ((2, 3), (0, 1), 0, False)
+
+
+def test_arguments_that_share_memory_share_it_there(module):
+    x = torch.arange(6.0).reshape(2, 3)
+    assert module.same_memory(x, x.t()) is True
+    assert module.same_memory(x, x.clone()) is False
+
+
+def test_a_result_that_is_a_view_of_an_argument_is_a_view_of_it_here(module, executor):
+    x = torch.arange(6.0).reshape(2, 3)
+    evidence = executor.evidence_taken
+    row = module.first_row(x)
+    assert row.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() and row.stride() == (1,)
+    row[1] = 50.0
+    assert x[0, 1] == 50.0
+    assert executor.evidence_taken == evidence + 1  # the executor's word: the test is marked
+    copied = module.square(x)
+    assert copied.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+def test_a_view_of_an_argument_that_requires_grad_arrives_with_its_gradient(module):
+    x = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    row = module.first_row(x)
+    row.sum().backward()
+    assert torch.equal(x.grad, torch.tensor([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]))
+
+
+def test_numpy_arrays_cross_as_arrays_and_share_memory_as_they_did_there(module):
+    np = pytest.importorskip("numpy")
+    a = np.arange(12.0).reshape(3, 4)[:, 1::2]
+    t = module.from_numpy(a)
+    a[0, 0] = 100.0
+    assert t.shape == (3, 2) and t[0, 0] == 100.0
+    back = module.to_numpy(torch.arange(4.0))
+    assert type(back) is np.ndarray and back.tolist() == [0.0, 1.0, 2.0, 3.0]
+    source = torch.arange(4.0)
+    shared = module.to_numpy(source)
+    shared[2] = -1.0
+    assert source[2] == -1.0
+    assert type(module.ndarray_of([1, 2])) is np.ndarray
+
+
+def test_an_arrays_strides_and_read_only_flag_arrive_and_its_writes_come_back(module):
+    np = pytest.importorskip("numpy")
+    reversed_rows = np.arange(6.0).reshape(2, 3)[::-1]
+    assert module.array_layout(reversed_rows) == ((-24, 8), True)
+    with pytest.raises(ValueError, match="negative"):
+        module.from_numpy(reversed_rows)
+    read_only = np.arange(3.0)
+    read_only.flags.writeable = False
+    assert module.array_layout(read_only) == ((8,), False)
+    target = np.zeros((2, 2))
+    module.fill(target[:, 1], 7.0)
+    assert target.tolist() == [[0.0, 7.0], [0.0, 7.0]]
+
+
+@pytest.mark.parametrize("view", [
+    {"of": "tensor", "dtype": "float32", "shape": [4], "stride": [1], "at": 4},      # one past the end
+    {"of": "tensor", "dtype": "float32", "shape": [2], "stride": [-1], "at": 4},     # a negative stride
+    {"of": "tensor", "dtype": "float32", "shape": [1], "stride": [1], "at": 2},      # misaligned
+    {"of": "tensor", "dtype": "float32", "shape": [1], "stride": [1], "at": -4},     # before the start
+    {"of": "ndarray", "dtype": "<f4", "shape": [2], "stride": [-4], "at": 0},        # before the start
+    {"of": "ndarray", "dtype": "|O", "shape": [1], "stride": [8], "at": 0},          # objects
+    {"of": "tensor", "dtype": "float32", "shape": [1], "stride": [1], "at": 0, "mem": 1},  # not sent
+])
+def test_a_view_outside_the_memory_it_names_is_refused(view):
+    from grader.remote._memory import SentMemories
+
+    memories = SentMemories()
+    x = torch.arange(4.0)
+    node = memories.node(x, wire.tensor_fields(x))
+    memories.finish([])
+    assert torch.equal(memories.view(dict(node)), x)  # the argument's own view: fine
+    with pytest.raises(wire.WireError):
+        memories.view({"k": "view", "mem": 0, "device": "cpu", "grad": False, **view})
 
 
 def test_the_rng_state_travels_both_ways(module):
