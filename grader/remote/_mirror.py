@@ -241,28 +241,34 @@ class Described:
         there), then snapshot them."""
         from grader.remote._sync import apply_change
 
+        # An id this very request freed is skipped: the trusted side listed its object's changes,
+        # then the object died (a garbage collection) before the request went out.
         if push is not None:
             for entry in wire.as_list(push["placed"]):
                 ident, kind, name, tid, node = wire.as_list(entry, 5)
                 if node is None:
-                    t = self.tensors[tid]
+                    t = self.tensors.get(tid)
                 else:
                     t = wire.decode_tensor(node, blobs, grads=True)
                     self.tensors[tid], self.tensor_ids[id(t)] = t, tid
-                module = self.modules[ident]
+                module = self.modules.get(ident)
+                if module is None or t is None:
+                    continue
                 (module._parameters if kind == "param" else module._buffers)[name] = t
                 self.signatures[ident] = _signature(module)
             for entry in wire.as_list(push["tensors"]):
                 tid, change = wire.as_list(entry, 2)
-                apply_change(self.tensors[tid], change, blobs, quiet=True)
+                if tid in self.tensors:
+                    apply_change(self.tensors[tid], change, blobs, quiet=True)
             for entry in wire.as_list(push["training"]):
                 ident, flag = wire.as_list(entry, 2)
                 if ident in self.modules:
                     self.modules[ident].training = self.training[ident] = flag is True
             for entry in wire.as_list(push["forward_here"]):
                 ident, cid = wire.as_list(entry, 2)
-                self.modules[ident].forward = stub({"i": cid, "name": "forward"})
-                self.signatures[ident] = _signature(self.modules[ident])
+                if ident in self.modules:
+                    self.modules[ident].forward = stub({"i": cid, "name": "forward"})
+                    self.signatures[ident] = _signature(self.modules[ident])
         self.snapshots = {tid: Snapshot(t) for tid, t in self.tensors.items()}
 
     def changes(self, out: list[bytes]) -> dict:

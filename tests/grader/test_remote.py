@@ -896,6 +896,18 @@ def test_a_module_built_there_is_a_module_here_of_the_same_shape(module):
     assert "Linear(in_features=3, out_features=4" in repr(model)
 
 
+def test_a_tensor_freed_in_the_request_that_lists_its_change_is_skipped_there(module, executor):
+    # What a garbage collection between listing the mirrors' changes and sending the request
+    # does: a shared tensor's change and the freeing of its id travel together.
+    model = module.MLP([3, 4, 2])
+    weight = model.net[0].weight
+    with torch.no_grad():
+        weight.add_(1.0)
+    executor.release(executor.mirrors.tensor_id(weight))
+    with torch.no_grad():  # a dead tensor is no input of the call's autograd node
+        assert module.square(torch.ones(2)).tolist() == [1.0, 1.0]
+
+
 def test_a_module_class_there_is_a_class_here_that_builds_there(module):
     cls = module.MLP
     assert isinstance(cls, type) and issubclass(cls, torch.nn.Module)
