@@ -28,12 +28,14 @@ import socket
 import sys
 import weakref
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
+from grader.remote._claims import claimed_class
+from grader.remote._kept import Kept
 from grader.remote._memory import SentMemories
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
@@ -182,6 +184,7 @@ class Executor:
         self.rng_known: bytes | None = None  # the executor's RNG state after the last call
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
+        self.kept = Kept(weak=True)
         self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
 
@@ -300,7 +303,18 @@ class Executor:
             if n.get("i") not in self.callbacks.functions:
                 raise wire.WireError("a callback that was not sent")
             return self.callbacks.functions[n["i"]]
-        constructor = RemoteObject._new(self, self._handle_id(n), str(n.get("type"))[:200], n.get("callable") is True)
+        if n.get("kept") is True:  # a copy of a test's object: the original, while the test holds it
+            original = self.kept.original(self._handle_id(n))
+            if original is not None:
+                return original
+            self.keep(n["id"])  # released here while the request was under way: a handle from now on
+        claimed = None
+        if "claim" in n:  # the torch class it derives from, as the executor says (grader.remote._claims)
+            module, qualname = wire.as_list(n["claim"], 2)
+            claimed = claimed_class(str(n.get("type")).rsplit(".", 1)[-1][:100], module, qualname)
+        type_name = str(n.get("type"))[:200]
+        constructor = _handle_class(type_name.rsplit(".", 1)[-1])._new(
+            self, self._handle_id(n), type_name, n.get("callable") is True, claimed)
         if "module_class" in n:  # a module class of the submission: its mirrors' class here
             name, base = wire.as_list(n["module_class"], 2)
             cls = mirror_class(str(name)[:200], base_named(base), self)
@@ -377,6 +391,8 @@ class Executor:
                 return {"k": "iter", "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
             if is_callback(v):
                 return self.callbacks.node(v)
+            if (ident := self.kept_ident(v)) is not None:
+                return {"k": "ref", "id": ident}
             if copies is not None:
                 index = next((i for i, c in enumerate(copies) if c is v), None)
                 if index is None:
@@ -410,8 +426,20 @@ class Executor:
         return self.decode(node, out)
 
     def items(self, ident: int) -> list:
-        node, _, out = self.request({"op": "items", "id": self.live(ident)}, [])
+        blobs: list[bytes] = []
+        header = {"op": "items", "id": self.live(ident), "rng": self._rng_to_send(blobs)}
+        node, reply, out = self.request(header, blobs)
+        try:
+            self._take_rng(reply.get("rng"), out)
+        except (wire.WireError, TypeError, ValueError, RuntimeError) as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
         return self.decode(node, out)
+
+    def kept_ident(self, obj: Any) -> int | None:
+        """The id of the executor's copy of ``obj``, a test's object kept in step there
+        (``grader.remote._kept``), if it is one of this process's."""
+        ident = self.kept.ident_of(obj)
+        return ident if ident is not None and ident >= self.base else None
 
     def new_id(self) -> int:
         """An id for an object the trusted side starts to share (from the upper half of this
@@ -471,6 +499,7 @@ class Executor:
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
         header["push"] = self.mirrors.push(blobs)
+        header["kept"] = self.kept.changes(blobs)
         shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
         header["grad_shared"] = [tid for tid, _ in shared]
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
@@ -532,7 +561,6 @@ class Executor:
         """Make the arguments what the call made them in the executor (their memories' bytes
         last), and take its RNG state. Runs after a call's autograd node is made, with this
         process's grad mode: history an argument gained there is gained here too."""
-        import torch
 
         out = reply["blobs"]
         try:
@@ -546,14 +574,25 @@ class Executor:
                 raise wire.WireError("the objects sent came back as something else")
             for obj, state in zip(copies, states):
                 _take_state(obj, state, out)
+                if isinstance(state, dict) and "kept" in state:
+                    ident = self.own_id(state["kept"])
+                    self.kept.add(ident, obj)
+                    weakref.finalize(obj, self._release_kept, ident)
+            self.kept.take(reply.get("kept", []), out)
             memories.write_back(reply.get("memories", []), out)
             self.mirrors.take(reply.get("shared"), out)
-            rng = wire.decode(reply["rng"], out)
-            if rng is not None:
-                torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
-            self.rng_known = rng if rng is not None else self.rng_known
+            self._take_rng(reply["rng"], out)
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
+
+    def _take_rng(self, node: Any, out: list[bytes]) -> None:
+        """Take the executor's RNG state after a request (None: it drew nothing)."""
+        import torch
+
+        rng = wire.decode(node, out)
+        if rng is not None:
+            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            self.rng_known = rng
 
     def _rng_to_send(self, blobs: list[bytes]) -> Any:
         """This process's CPU RNG state for the executor to take, or None when the executor's is
@@ -583,6 +622,10 @@ class Executor:
         bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
         return replace_tensors(holder["result"], swap)
+
+    def _release_kept(self, ident: int) -> None:
+        self.kept.forget(ident)
+        self.release(ident)
 
     def release(self, ident: int) -> None:
         self.modules.pop(ident, None)
@@ -626,6 +669,8 @@ class _Pickler(pickle.Pickler):
             return ("shared", tid)
         if isinstance(obj, torch.nn.Module) and (ident := self.executor.mirrors.module_id(obj)) is not None:
             return ("module", self.executor.live(ident))
+        if (ident := self.executor.kept_ident(obj)) is not None:
+            return ("kept", ident)
         return None
 
 
@@ -762,18 +807,31 @@ class Executors:
 
 class RemoteObject:
     """An object that lives in the executor. Reading an attribute, calling it, iterating over it,
-    ``len``, ``bool``, ``str`` and ``repr`` ask the executor; setting an attribute sets it there."""
+    ``len``, ``bool``, ``str`` and ``repr`` ask the executor; setting an attribute sets it there.
+    One whose class derives from a torch optimizer, scheduler or data class is an instance of
+    that class to ``isinstance`` (the executor's word, ``grader.remote._claims``)."""
 
-    __slots__ = ("__weakref__", "_executor", "_ident", "_type_name", "_callable", "_cache")
+    __slots__ = ("__weakref__", "_executor", "_ident", "_type_name", "_callable", "_cache", "_claimed")
 
     @classmethod
-    def _new(cls, executor: Executor, ident: int, type_name: str, is_callable: bool) -> RemoteObject:
+    def _new(cls, executor: Executor, ident: int, type_name: str, is_callable: bool,
+             claimed: type | None = None) -> RemoteObject:
         obj = object.__new__(cls)
         for name, value in (("_executor", executor), ("_ident", ident), ("_type_name", type_name),
-                            ("_callable", is_callable), ("_cache", {})):
+                            ("_callable", is_callable), ("_cache", {}), ("_claimed", claimed)):
             object.__setattr__(obj, name, value)
         weakref.finalize(obj, executor.release, ident)
         return obj
+
+    @property
+    def __class__(self) -> type:
+        """The claimed class, which ``isinstance`` asks for when this one is not the class
+        it checks; reading it makes the test one checked in the executor."""
+        claimed = object.__getattribute__(self, "_claimed")
+        if claimed is None:
+            return type(self)
+        object.__getattribute__(self, "_executor").evidence_taken += 1
+        return claimed
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -813,3 +871,10 @@ class RemoteObject:
 
     def __str__(self) -> str:
         return str(self._executor.describe(self._ident, "str"))
+
+
+@lru_cache(maxsize=256)
+def _handle_class(name: str) -> type[RemoteObject]:
+    """The class of handles to the executor's instances of its class ``name``: a
+    ``RemoteObject`` so named, so that ``type(obj).__name__`` in a test's message names it."""
+    return type(name, (RemoteObject,), {"__slots__": (), "__module__": "submission"})

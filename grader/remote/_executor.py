@@ -27,6 +27,8 @@ from typing import Any
 
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, Stub
+from grader.remote._claims import claim
+from grader.remote._kept import Kept, is_kept_kind
 from grader.remote._memory import ReceivedMemories
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
@@ -74,6 +76,7 @@ class _Executor:
         self.next_id = first_ident
         self.impl_root: Path | None = None
         self.described = Described(self.objects, self._new_id)
+        self.kept = Kept(weak=False)
         self.sock = sock
         self.caller = Caller(self)
 
@@ -86,6 +89,7 @@ class _Executor:
             self.objects.pop(ident, None)
             self.calls.pop(ident, None)
             self.described.forget(ident)
+            self.kept.forget(ident)
         try:
             op = getattr(self, "op_" + str(header.get("op")), None)
             if op is None:
@@ -115,12 +119,13 @@ class _Executor:
         return {"value": None}
 
     def op_items(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        rng_before = _take_rng(header.get("rng"), blobs)  # a sampler draws from the global RNG
         items = []
         for item in self.objects[header["id"]]:
             items.append(item)
             if len(items) > MAX_ITEMS:
                 raise ValueError(f"the iterable has more than {MAX_ITEMS} items")
-        return {"value": self._encode(items, out)}
+        return {"value": self._encode(items, out), "rng": _rng_change(rng_before, out)}
 
     def op_describe(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         obj = self.objects[header["id"]]
@@ -152,6 +157,7 @@ class _Executor:
                 self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
 
         self.described.take(header.get("push"), blobs, self.caller.stub)
+        self.kept.take(header.get("kept", []), blobs)
         memories = ReceivedMemories(header.get("memories", []), blobs)
 
         def rebuilt(node: dict) -> Any:
@@ -168,10 +174,7 @@ class _Executor:
         kwargs = wire.decode(header["kwargs"], blobs, handle=rebuilt, grads=True, tensors=sent)
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
-        rng = wire.decode(state["rng"], blobs)
-        if rng is not None:  # None: the trusted side drew no random number since the last call
-            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
-        rng_before = torch.get_rng_state().numpy().tobytes()
+        rng_before = _take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
         fn = copy.deepcopy if header.get("builtin") == "deepcopy" else self.objects[header["id"]]
         if "method" in header:
@@ -257,14 +260,18 @@ class _Executor:
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.nn.Module):
             return self.described.describe(value, out)
+        if (kept := self.kept.ident_of(value)) is not None:  # the trusted side has the original
+            return {"k": "handle", "id": kept, "type": type(value).__qualname__[:200], "callable": False, "kept": True}
         ident = self._new_id()
         if torch is not None and isinstance(value, type) and issubclass(value, torch.nn.Module):
             self.objects[ident] = value  # a module class: a class here too (isinstance holds)
             return {"k": "handle", "id": ident, "type": "type", "callable": True,
                     "module_class": [value.__qualname__[:200], builtin_base(value).__name__]}
         self.objects[ident] = value
-        return {"k": "handle", "id": ident, "type": type(value).__qualname__[:200],
-                "callable": callable(value)}
+        node = {"k": "handle", "id": ident, "type": type(value).__qualname__[:200], "callable": callable(value)}
+        if (claimed := claim(value)) is not None:
+            node["claim"] = claimed
+        return node
 
     def _encode(self, value: Any, out: list[bytes]) -> Any:
         return wire.encode(value, out, opaque=lambda v: self.opaque(v, out))
@@ -281,18 +288,35 @@ class _Executor:
     def _changes(self, sent: list, before: list, copies: list, memories: ReceivedMemories, rng_before: bytes,
                  out: list[bytes]) -> dict:
         """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
-        argument tensors it changed, the state of each object sent as a copy, the bytes of the
-        arguments' memories, the modules and tensors the trusted side mirrors (a module sent is
-        one from then on), and the RNG state when it drew random numbers."""
-        import torch
+        argument tensors it changed, the state of each object sent as a copy (one with a state
+        dict is kept from then on, ``grader.remote._kept``), the state of each kept object that
+        changed, the bytes of the arguments' memories, the modules and tensors the trusted side
+        mirrors (a module sent is one from then on), and the RNG state when it drew random numbers."""
 
-        rng_after = torch.get_rng_state().numpy().tobytes()
+        kept = self.kept.changes(out)
         return {"changed": [[i, describe_change(t, mark, out)]
                             for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
-                "copies": [_state(c, out) for c in copies],
+                "copies": [self._state(c, out) for c in copies],
+                "kept": kept,
                 "memories": memories.changes(out),
                 "shared": self.described.changes(out),
-                "rng": wire.encode(rng_after if rng_after != rng_before else None, out)}
+                "rng": _rng_change(rng_before, out)}
+
+    def _state(self, obj: Any, out: list[bytes]) -> dict:
+        """What the trusted side needs to make its original of ``obj`` what the call made the
+        copy (``grader.remote._client._take_state``): a generator's state; an optimizer's or
+        scheduler's state dict, and the id it is kept under from now on. A module sent is
+        mirrored from then on: its changes travel as a mirror's."""
+        import torch
+
+        if isinstance(obj, torch.Generator):
+            return {"kind": "generator", "state": wire.encode(obj.get_state(), out)}
+        if not is_kept_kind(obj):
+            return {"kind": "none"}
+        ident = self._new_id()
+        self.objects[ident] = obj
+        self.kept.add(ident, obj)
+        return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out), "kept": ident}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
         return wire.decode(node, blobs, handle=self._resolve, grads=True)
@@ -303,19 +327,23 @@ class _Executor:
         return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
 
 
-def _state(obj: Any, out: list[bytes]) -> dict:
-    """What the trusted side needs to make its original of ``obj`` what the call made the copy
-    (``grader.remote._client._take_state``): an optimizer's or scheduler's state dict, a
-    generator's state. A module sent is mirrored from then on: its changes travel as a mirror's."""
+def _take_rng(node: Any, blobs: list[bytes]) -> bytes:
+    """Take the trusted side's CPU RNG state (None: it drew no random number since it last
+    took this process's); the state a request starts from."""
     import torch
 
-    if isinstance(obj, (torch.nn.Module, type)):
-        return {"kind": "none"}
-    if isinstance(obj, torch.Generator):
-        return {"kind": "generator", "state": wire.encode(obj.get_state(), out)}
-    if callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None)):
-        return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out)}
-    return {"kind": "none"}
+    rng = wire.decode(node, blobs)
+    if rng is not None:
+        torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
+    return torch.get_rng_state().numpy().tobytes()
+
+
+def _rng_change(before: bytes, out: list[bytes]) -> Any:
+    """The CPU RNG state for the trusted side to take, or None when the request drew nothing."""
+    import torch
+
+    after = torch.get_rng_state().numpy().tobytes()
+    return wire.encode(after if after != before else None, out)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -334,6 +362,8 @@ class _Unpickler(pickle.Unpickler):
             return self.executor.described.tensors[ident]
         if kind == "module":
             return self.executor.described.modules[ident]
+        if kind == "kept":
+            return self.executor.objects[ident]
         raise pickle.UnpicklingError(f"no persistent object {kind!r}")
 
 

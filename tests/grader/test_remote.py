@@ -288,6 +288,26 @@ MODULE = textwrap.dedent('''
         import numpy as np
 
         return np.asarray(values, dtype=np.float32)
+
+    def warmup_schedule(optimizer, steps):
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda done: min(1.0, (done + 1) / steps))
+
+    def first_lr(optimizer):
+        return optimizer.param_groups[0]["lr"]
+
+    class Shuffled(torch.utils.data.Sampler):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(torch.randperm(self.n).tolist())
+
+    class Squares(torch.utils.data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return i * i
 ''')
 
 
@@ -1125,3 +1145,68 @@ def test_the_hooks_of_a_test_module_fire_once_here_when_the_submission_calls_it(
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     module.fit(model, opt, lambda out, y: ((out - y) ** 2).mean(), torch.randn(4, 3), torch.randn(4, 1))
     assert seen == [(model, (4, 1))]
+
+
+def test_a_scheduler_made_there_on_an_optimizer_here_sets_its_learning_rates(module):
+    weight = torch.zeros(2, requires_grad=True)
+    opt = torch.optim.SGD([weight], lr=1.0)
+    sched = module.warmup_schedule(opt, 4)
+    assert isinstance(sched, torch.optim.lr_scheduler.LambdaLR) and type(sched).__name__ == "LambdaLR"
+    assert sched.optimizer is opt  # the kept copy comes back as the test's own
+    assert opt.param_groups[0]["lr"] == 0.25 and opt.param_groups[0]["initial_lr"] == 1.0
+    for done in range(1, 6):
+        opt.step()
+        sched.step()
+        assert opt.param_groups[0]["lr"] == min(1.0, (done + 1) / 4)
+    opt.param_groups[0]["lr"] = 0.125  # set here, read there
+    assert module.first_lr(opt) == 0.125
+    copy_state = opt.state_dict()
+    resumed = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=9.0)
+    resumed.load_state_dict(copy_state)
+    assert module.first_lr(resumed) == 0.125  # another optimizer: a copy of its own
+
+
+def test_a_kept_copy_is_freed_there_with_its_original(module, executor):
+    import gc
+
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.5)
+    assert module.first_lr(opt) == 0.5
+    (ident,) = executor.kept.objects
+    del opt
+    gc.collect()
+    assert ident in executor.to_free and not executor.kept.objects
+    module.first_lr(torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.25))
+
+
+def test_a_handle_is_an_instance_of_the_torch_class_its_object_derives_from(module, executor):
+    squares = module.Squares()
+    before = executor.evidence_taken
+    assert type(squares).__name__ == "Squares" and len(squares) == 3
+    assert executor.evidence_taken == before  # nothing asked of its class yet
+    assert isinstance(squares, torch.utils.data.Dataset)
+    assert executor.evidence_taken > before  # the executor's word decided it
+    assert not isinstance(squares, torch.utils.data.Sampler)
+    box = module.Box(1)
+    assert not isinstance(box, torch.utils.data.Dataset) and box.__class__ is type(box)
+
+
+@pytest.mark.parametrize("claim", [["os", "system"], ["torch.optim.optimizer", "os"],
+                                   ["torch.optim", "lr_scheduler"], ["torch.optimx", "Optimizer"],
+                                   ["torch.optim.sgd", "Optimizer"], [1, 2], "torch.optim.Optimizer"])
+def test_a_claim_of_a_class_that_is_not_a_claimable_torch_class_is_refused(executor, claim):
+    node = {"k": "handle", "id": executor.base + 1, "type": "X", "callable": False, "claim": claim}
+    with pytest.raises(wire.WireError):
+        executor._object(node, [])
+
+
+def test_iterating_there_draws_from_the_rng_as_here(module):
+    sampler = module.Shuffled(20)
+    assert isinstance(sampler, torch.utils.data.Sampler) and type(sampler).__name__ == "Shuffled"
+    torch.manual_seed(4)
+    first = list(sampler)
+    after_first = torch.rand(1)  # the state the pass left, taken here
+    torch.manual_seed(4)
+    assert list(sampler) == first and torch.equal(torch.rand(1), after_first)
+    torch.manual_seed(4)
+    assert first == torch.randperm(20).tolist()
+    assert list(sampler) != first  # a second pass without reseeding draws afresh

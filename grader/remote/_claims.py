@@ -1,0 +1,49 @@
+"""The torch class an object of the executor is an instance of, as the executor says.
+
+A handle (``grader.remote._client.RemoteObject``) to an object whose class derives from one of
+torch's optimizer, scheduler or data classes carries that class's name, so that
+``isinstance(scheduler, LambdaLR)`` and ``isinstance(dataset, Dataset)`` hold in a test as in
+one process. Only classes of ``CLAIMABLE`` modules are named (their subclasses have no side
+effects when made), and, like a mirrored module's class, the claim is the executor's word: a
+test that reads it is marked ``checked_in_executor``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from typing import Any
+
+from grader.remote import _wire as wire
+
+CLAIMABLE = ("torch.optim", "torch.utils.data")
+
+
+def _claimable_module(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in CLAIMABLE)
+
+
+def claim(value: Any) -> list[str] | None:
+    """``[module, qualified name]`` of the nearest class of ``value``'s (itself included) that a
+    claimable module defines, or None (executor side)."""
+    for klass in type(value).__mro__:
+        if _claimable_module(str(klass.__module__)) and "<" not in klass.__qualname__:
+            return [klass.__module__, klass.__qualname__]
+    return None
+
+
+@lru_cache(maxsize=256)
+def claimed_class(name: str, module: Any, qualname: Any) -> type:
+    """A class named ``name`` (the executor's class), derived from the claimed torch class, for
+    handles to report as theirs (trusted side; ``WireError`` for a class that is not one)."""
+    if type(module) is not str or type(qualname) is not str or not _claimable_module(module):
+        raise wire.WireError("a claim of a class torch's optimizer and data modules do not define")
+    try:
+        base: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            base = getattr(base, part)
+    except (ImportError, AttributeError):
+        raise wire.WireError(f"no class {module}.{qualname}") from None
+    if not isinstance(base, type) or base.__module__ != module:
+        raise wire.WireError(f"no class {module}.{qualname}")
+    return type(name if name.isidentifier() else base.__name__, (base,), {"__module__": "submission"})

@@ -1,0 +1,109 @@
+"""A test's optimizer or scheduler, kept in step on both sides once the submission was given it.
+
+An object the wire cannot carry is pickled for the executor (``grader.remote._client``). One
+with a ``state_dict`` and a ``load_state_dict`` (an optimizer, a scheduler) is *kept* from then
+on: the executor holds its copy under an id, a later call passes that same copy, and around each
+call each side sends the other the state of every kept object that changed on its side since
+they last agreed. So a scheduler the submission builds on the test's optimizer sets the learning
+rates the test reads after each ``scheduler.step()``, and a learning rate the test sets is the
+one the scheduler sees. (Around a callback only mirrors and the RNG are agreed, not these.)
+
+``Kept`` is one side's record; each side compares states it encoded itself, so what the other
+side sent is believed only as data loaded with ``load_state_dict``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from grader.remote import _wire as wire
+
+
+def is_kept_kind(obj: Any) -> bool:
+    """Whether ``obj``, sent as a copy, is kept in step from then on (a module is mirrored
+    instead, a class or a generator is not)."""
+    import torch
+
+    if isinstance(obj, (torch.nn.Module, type, torch.Generator)):
+        return False
+    return callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))
+
+
+def _encoded_state(obj: Any) -> tuple[Any, list[bytes]]:
+    blobs: list[bytes] = []
+    return wire.encode(obj.state_dict(), blobs), blobs
+
+
+class Kept:
+    """The kept objects of one side, each under the executor's id, with the state both sides
+    last agreed on. The trusted side holds its originals weakly (the test owns them); the
+    executor holds its copies in its objects."""
+
+    def __init__(self, *, weak: bool) -> None:
+        self.weak = weak
+        self.objects: dict[int, Any] = {}  # ident -> the object (a weakref on the trusted side)
+        self.agreed: dict[int, tuple[str, list[bytes]]] = {}
+        self.by_identity: dict[int, int] = {}  # id(object) -> ident (trusted side)
+
+    def add(self, ident: int, obj: Any) -> None:
+        """Keep ``obj`` under ``ident``; its state now is what both sides agree on."""
+        self.objects[ident] = weakref.ref(obj) if self.weak else obj
+        self.by_identity[id(obj)] = ident
+        self.agreed[ident] = self._key(obj)
+
+    def ident_of(self, obj: Any) -> int | None:
+        """The id ``obj`` is kept under, if it is."""
+        ident = self.by_identity.get(id(obj))
+        if ident is None or self._object(ident) is not obj:
+            return None
+        return ident
+
+    def original(self, ident: int) -> Any:
+        """The object kept under ``ident``, or None."""
+        return self._object(ident)
+
+    def forget(self, ident: int) -> None:
+        obj = self._object(ident)
+        self.objects.pop(ident, None)
+        self.agreed.pop(ident, None)
+        if obj is not None and self.by_identity.get(id(obj)) == ident:
+            del self.by_identity[id(obj)]
+
+    def changes(self, out: list[bytes]) -> list:
+        """``[ident, state]`` for each kept object whose state changed since both sides agreed
+        (appending its tensors to ``out``); they agree on it from now on."""
+        entries = []
+        for ident in list(self.objects):
+            obj = self._object(ident)
+            if obj is None:
+                self.forget(ident)
+                continue
+            key = self._key(obj)
+            if key != self.agreed[ident]:
+                self.agreed[ident] = key
+                entries.append([ident, wire.encode(obj.state_dict(), out)])
+        return entries
+
+    def take(self, entries: Any, blobs: list[bytes]) -> None:
+        """Load the states the other side sent (``changes``) into the kept objects; one of an
+        object this side no longer keeps is skipped (it was freed meanwhile)."""
+        for entry in wire.as_list(entries):
+            ident, node = wire.as_list(entry, 2)
+            obj = self._object(ident) if type(ident) is int else None
+            if obj is None:
+                continue
+            state = wire.decode(node, blobs)
+            if not isinstance(state, dict):
+                raise wire.WireError("a kept object's state that is not a dict")
+            obj.load_state_dict(state)
+            self.agreed[ident] = self._key(obj)
+
+    def _object(self, ident: int) -> Any:
+        obj = self.objects.get(ident)
+        return obj() if self.weak and obj is not None else obj
+
+    @staticmethod
+    def _key(obj: Any) -> tuple[str, list[bytes]]:
+        node, blobs = _encoded_state(obj)
+        return repr(node), blobs
