@@ -35,7 +35,7 @@ from typing import Any
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
 from grader.remote._claims import claimed_class
-from grader.remote._kept import Kept
+from grader.remote._kept import Kept, hooks_key, step_hooks
 from grader.remote._memory import SentMemories
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
@@ -465,6 +465,7 @@ class Executor:
         blobs: list[bytes] = []
         tensors: list = []
         copies: list = []
+        hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
         header = {"op": "call", "id": self.live(ident), "count_ops": count_ops,
                   "args": self.encode(tuple(args), blobs, tensors, copies, memories),
@@ -488,9 +489,9 @@ class Executor:
             # A module sent is mirrored from now on: the same object there for every later call.
             adopt = [[i, *self.mirrors.adopt(c)] for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
             # Pickle leaves out an optimizer's step hooks (a test's spies): they go as callbacks.
-            hooks = [[i, [self.callbacks.node(h)["i"] for h in c._optimizer_step_pre_hooks.values()],
-                      [self.callbacks.node(h)["i"] for h in c._optimizer_step_post_hooks.values()]]
+            hooks = [[i, *([self.callbacks.node(h)["i"] for h in fns] for fns in step_hooks(c))]
                      for i, c in enumerate(copies) if isinstance(c, torch.optim.Optimizer)]
+            hook_keys = [hooks_key(c) for c in copies]
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
                                 "grads": grads, "adopt": adopt, "hooks": hooks}
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
@@ -500,6 +501,7 @@ class Executor:
                            "rng": self._rng_to_send(blobs)}
         header["push"] = self.mirrors.push(blobs)
         header["kept"] = self.kept.changes(blobs)
+        header["kept_hooks"] = self.kept.hook_changes(lambda fn: self.callbacks.node(fn)["i"])
         shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
         header["grad_shared"] = [tid for tid, _ in shared]
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
@@ -518,9 +520,9 @@ class Executor:
             # What the call changed before it raised stays changed, as in one process (a module's
             # training flags that a failing call left switched).
             with torch.no_grad():
-                self._take_changes(raised.reply, tensors, copies, memories)
+                self._take_changes(raised.reply, tensors, copies, memories, hook_keys)
             raise raised.error from None
-        self._take_changes(reply, tensors, copies, memories)
+        self._take_changes(reply, tensors, copies, memories, hook_keys)
         if count_ops:
             self.evidence_taken += 1
             ops = reply.get("ops")
@@ -552,12 +554,16 @@ class Executor:
 
         try:
             result = wire.decode(node, out, handle=handle, tensors=outputs)
+            # The graphs of callback calls the executor freed during this call go now, not at
+            # the next request: a test may check right after the call that nothing holds them.
+            self.callbacks.drop()
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
         reply["blobs"] = out
         return result, reply
 
-    def _take_changes(self, reply: dict, tensors: list, copies: list, memories: SentMemories) -> None:
+    def _take_changes(self, reply: dict, tensors: list, copies: list, memories: SentMemories,
+                      hook_keys: list) -> None:
         """Make the arguments what the call made them in the executor (their memories' bytes
         last), and take its RNG state. Runs after a call's autograd node is made, with this
         process's grad mode: history an argument gained there is gained here too."""
@@ -572,11 +578,11 @@ class Executor:
             states = reply.get("copies", [])
             if not isinstance(states, list) or len(states) != len(copies):
                 raise wire.WireError("the objects sent came back as something else")
-            for obj, state in zip(copies, states):
+            for obj, state, hooks in zip(copies, states, hook_keys):
                 _take_state(obj, state, out)
                 if isinstance(state, dict) and "kept" in state:
                     ident = self.own_id(state["kept"])
-                    self.kept.add(ident, obj)
+                    self.kept.add(ident, obj, hooks)
                     weakref.finalize(obj, self._release_kept, ident)
             self.kept.take(reply.get("kept", []), out)
             memories.write_back(reply.get("memories", []), out)

@@ -28,7 +28,7 @@ from typing import Any
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, Stub
 from grader.remote._claims import claim
-from grader.remote._kept import Kept, is_kept_kind
+from grader.remote._kept import Kept, is_kept_kind, register_step_hooks
 from grader.remote._memory import ReceivedMemories
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
@@ -77,6 +77,7 @@ class _Executor:
         self.impl_root: Path | None = None
         self.described = Described(self.objects, self._new_id)
         self.kept = Kept(weak=False)
+        self.copy_hooks: dict[int, list] = {}
         self.sock = sock
         self.caller = Caller(self)
 
@@ -139,6 +140,7 @@ class _Executor:
 
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
         copies: list = []  # the objects the trusted side pickled for this call
+        self.copy_hooks: dict[int, list] = {}  # id(copy) -> the handles of its step hooks
         if "copies" in header:
             for entry in header["copies"]["path"]:  # to import test modules' classes by name
                 if isinstance(entry, str) and entry not in sys.path:
@@ -148,16 +150,16 @@ class _Executor:
                 for t, grad in zip(module_tensors(copies[index]), grads, strict=True):
                     t.grad = None if grad is None else wire.decode(grad, blobs)
             for index, pre, post in header["copies"]["hooks"]:
-                for cid in pre:
-                    copies[index].register_step_pre_hook(self.caller.stub({"i": cid, "name": "step_pre_hook"}))
-                for cid in post:
-                    copies[index].register_step_post_hook(self.caller.stub({"i": cid, "name": "step_post_hook"}))
+                self.copy_hooks[id(copies[index])] = register_step_hooks(
+                    copies[index], [self.caller.stub({"i": cid, "name": "step_pre_hook"}) for cid in pre],
+                    [self.caller.stub({"i": cid, "name": "step_post_hook"}) for cid in post])
             for entry in wire.as_list(header["copies"]["adopt"]):
                 index, module_ids, tensor_ids = wire.as_list(entry, 3)
                 self.described.adopt(copies[index], wire.as_list(module_ids), wire.as_list(tensor_ids))
 
         self.described.take(header.get("push"), blobs, self.caller.stub)
         self.kept.take(header.get("kept", []), blobs)
+        self.kept.rehook(header.get("kept_hooks", []), self.caller.stub)
         memories = ReceivedMemories(header.get("memories", []), blobs)
 
         def rebuilt(node: dict) -> Any:
@@ -235,7 +237,11 @@ class _Executor:
         create_graph = header.get("create_graph") is True
         sent: list = []  # with create_graph, the grads that require grad there are inputs too
         grads = wire.decode(header["grads"], blobs, grads=create_graph, tensors=sent)
-        result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
+        self.described.hooks_fire = False  # the product reaches the trusted side's tensors: there they fire
+        try:
+            result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
+        finally:
+            self.described.hooks_fire = True
         if not create_graph:
             return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
         # A double backward: this product is a call of its own, differentiable in the inputs of
@@ -315,7 +321,7 @@ class _Executor:
             return {"kind": "none"}
         ident = self._new_id()
         self.objects[ident] = obj
-        self.kept.add(ident, obj)
+        self.kept.add(ident, obj, self.copy_hooks.get(id(obj), []))
         return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out), "kept": ident}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:

@@ -6,7 +6,9 @@ on: the executor holds its copy under an id, a later call passes that same copy,
 call each side sends the other the state of every kept object that changed on its side since
 they last agreed. So a scheduler the submission builds on the test's optimizer sets the learning
 rates the test reads after each ``scheduler.step()``, and a learning rate the test sets is the
-one the scheduler sees. (Around a callback only mirrors and the RNG are agreed, not these.)
+one the scheduler sees. An optimizer's step hooks (a test's spies), which pickling leaves out,
+go as callbacks, and those the test adds or removes later follow at the next call. (Around a
+callback only mirrors and the RNG are agreed, not these.)
 
 ``Kept`` is one side's record; each side compares states it encoded itself, so what the other
 side sent is believed only as data loaded with ``load_state_dict``.
@@ -30,6 +32,26 @@ def is_kept_kind(obj: Any) -> bool:
     return callable(getattr(obj, "state_dict", None)) and callable(getattr(obj, "load_state_dict", None))
 
 
+def step_hooks(obj: Any) -> tuple[list, list]:
+    """An optimizer's step pre-hooks and post-hooks (none for anything else)."""
+    import torch
+
+    if not isinstance(obj, torch.optim.Optimizer):
+        return [], []
+    return list(obj._optimizer_step_pre_hooks.values()), list(obj._optimizer_step_post_hooks.values())
+
+
+def hooks_key(obj: Any) -> tuple:
+    """What tells whether ``obj``'s step hooks changed."""
+    pre, post = step_hooks(obj)
+    return tuple(map(id, pre)), tuple(map(id, post))
+
+
+def register_step_hooks(obj: Any, pre: list, post: list) -> list:
+    """Register the stand-ins of a test's step hooks on the executor's copy; their handles."""
+    return [*(obj.register_step_pre_hook(h) for h in pre), *(obj.register_step_post_hook(h) for h in post)]
+
+
 def _encoded_state(obj: Any) -> tuple[Any, list[bytes]]:
     blobs: list[bytes] = []
     return wire.encode(obj.state_dict(), blobs), blobs
@@ -45,12 +67,41 @@ class Kept:
         self.objects: dict[int, Any] = {}  # ident -> the object (a weakref on the trusted side)
         self.agreed: dict[int, tuple[str, list[bytes]]] = {}
         self.by_identity: dict[int, int] = {}  # id(object) -> ident (trusted side)
+        # The step hooks the executor has: their key here, their handles there.
+        self.hooks: dict[int, Any] = {}
 
-    def add(self, ident: int, obj: Any) -> None:
-        """Keep ``obj`` under ``ident``; its state now is what both sides agree on."""
+    def add(self, ident: int, obj: Any, hooks: Any) -> None:
+        """Keep ``obj`` under ``ident``; its state now is what both sides agree on, and the
+        executor has the step hooks ``hooks`` (a ``hooks_key`` here, their handles there)."""
         self.objects[ident] = weakref.ref(obj) if self.weak else obj
         self.by_identity[id(obj)] = ident
         self.agreed[ident] = self._key(obj)
+        self.hooks[ident] = hooks
+
+    def hook_changes(self, callback_id) -> list:
+        """``[ident, pre, post]`` for each kept optimizer whose step hooks changed since they
+        were sent, as the ids ``callback_id`` gives them (trusted side)."""
+        entries = []
+        for ident in list(self.objects):
+            obj = self._object(ident)
+            if obj is not None and (key := hooks_key(obj)) != self.hooks[ident]:
+                self.hooks[ident] = key
+                entries.append([ident, *([callback_id(h) for h in fns] for fns in step_hooks(obj))])
+        return entries
+
+    def rehook(self, entries: Any, stub) -> None:
+        """The kept optimizers' step hooks are the stand-ins ``stub`` makes of the callback
+        ids in ``entries`` (``hook_changes``) from now on (executor side)."""
+        for entry in wire.as_list(entries):
+            ident, pre, post = wire.as_list(entry, 3)
+            obj = self._object(ident) if type(ident) is int else None
+            if obj is None:
+                continue
+            for handle in self.hooks.get(ident, []):
+                handle.remove()
+            self.hooks[ident] = register_step_hooks(
+                obj, [stub({"i": cid, "name": "step_pre_hook"}) for cid in wire.as_list(pre)],
+                [stub({"i": cid, "name": "step_post_hook"}) for cid in wire.as_list(post)])
 
     def ident_of(self, obj: Any) -> int | None:
         """The id ``obj`` is kept under, if it is."""
@@ -67,6 +118,7 @@ class Kept:
         obj = self._object(ident)
         self.objects.pop(ident, None)
         self.agreed.pop(ident, None)
+        self.hooks.pop(ident, None)
         if obj is not None and self.by_identity.get(id(obj)) == ident:
             del self.by_identity[id(obj)]
 

@@ -21,6 +21,7 @@ what changed since the trusted side last saw them. ``build`` is the trusted side
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import types
@@ -148,6 +149,8 @@ class Described:
         self.snapshots: dict[int, Snapshot] = {}
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
         self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes, as JSON
+        self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
+        self.hooks_fire = True  # off while a product is computed for the trusted side, where they fire
 
     def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
@@ -178,7 +181,7 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.snapshots, self.own, self.data):
+        for table in (self.signatures, self.training, self.snapshots, self.own, self.data, self.hooks):
             table.pop(ident, None)
 
     def tensor_id(self, t) -> int | None:
@@ -269,7 +272,21 @@ class Described:
                 if ident in self.modules:
                     self.modules[ident].forward = stub({"i": cid, "name": "forward"})
                     self.signatures[ident] = _signature(self.modules[ident])
+            for entry in wire.as_list(push.get("hooks", [])):
+                tid, cids = wire.as_list(entry, 2)
+                if tid in self.tensors:
+                    self._hook(tid, [stub({"i": cid, "name": "hook"}) for cid in wire.as_list(cids)])
         self.snapshots = {tid: Snapshot(t) for tid, t in self.tensors.items()}
+
+    def _hook(self, tid: int, stubs: list) -> None:
+        """The test's gradient hooks on shared tensor ``tid`` are ``stubs`` now."""
+        for handle in self.hooks.pop(tid, []):
+            handle.remove()
+
+        def firing(fn):
+            return lambda grad: fn(grad) if self.hooks_fire else None
+
+        self.hooks[tid] = [self.tensors[tid].register_hook(firing(fn)) for fn in stubs]
 
     def changes(self, out: list[bytes]) -> dict:
         """What changed since ``take``: tensors, training flags, and modules whose shape changed
@@ -306,6 +323,7 @@ class Mirrors:
         # (module id, "param" or "buffer", name) -> the id of the tensor the executor has there
         self.slots: dict[tuple[int, str, str], int] = {}
         self.forward_here: set[int] = set()  # modules whose forward the executor calls back for
+        self.hooks_sent: dict[int, tuple[int, ...]] = {}  # a shared tensor -> its hooks the executor has
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
@@ -409,7 +427,32 @@ class Mirrors:
         tensors = [[tid, describe_change(t, self.snapshots[tid].marks, blobs)] for tid, t in self.live_tensors()
                    if self.snapshots[tid].differs(t)]
         return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
-                "training": [[ident, m.training] for ident, m in list(self.modules.items())]}
+                "training": [[ident, m.training] for ident, m in list(self.modules.items())],
+                "hooks": self._tensor_hooks()}
+
+    @contextlib.contextmanager
+    def hooks_silenced(self):
+        """The shared tensors' gradient hooks do not fire here inside (they are the
+        executor's to fire, where the gradient the product feeds is accumulated)."""
+        silenced = [(hooks, dict(hooks)) for _, t in self.live_tensors() if (hooks := t._backward_hooks)]
+        for hooks, _ in silenced:
+            hooks.clear()
+        try:
+            yield
+        finally:
+            for hooks, saved in silenced:
+                hooks.update(saved)
+
+    def _tensor_hooks(self) -> list:
+        """``[tid, callback ids]`` for each shared tensor whose gradient hooks (``register_hook``)
+        changed since the executor last had them: they fire there, where its backward runs."""
+        entries = []
+        for tid, t in self.live_tensors():
+            hooks = tuple((t._backward_hooks or {}).values())
+            if tuple(map(id, hooks)) != self.hooks_sent.get(tid, ()):
+                self.hooks_sent[tid] = tuple(map(id, hooks))
+                entries.append([tid, [self.executor.callbacks.node(h)["i"] for h in hooks]])
+        return entries
 
     def _forward_here(self) -> list[list[int]]:
         """The modules whose forward is to run here from now on, each with its callback: those

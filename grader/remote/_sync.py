@@ -70,18 +70,21 @@ def same_bits(a, b) -> bool:
 def describe_change(t, before: tuple, out: list[bytes]) -> dict:
     """How ``t`` is now, against its ``marks`` ``before`` (``apply_change`` makes the other
     side's tensor so): its data, whether that was replaced or changed in place, its .grad
-    likewise, whether it requires grad, and whether it gained autograd history."""
+    likewise (and whether it requires grad: a backward with ``create_graph`` made it), whether
+    the tensor requires grad, and whether it gained autograd history."""
     _, grad, _, pointer, had_history, _ = before
     return {"data": wire.encode(t.detach(), out),
             "data_replaced": not t.is_meta and t.data_ptr() != pointer,
             "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
             "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
+            "grad_requires_grad": t.grad is not None and t.grad.requires_grad,
             "history": t.grad_fn is not None and not had_history}
 
 
 def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False) -> None:
     """Make ``target`` what the other side's tensor became (``describe_change``): data replaced
-    or changed in place as it was there, .grad likewise, requires_grad, and autograd history
+    or changed in place as it was there, .grad likewise (a .grad that requires grad there
+    requires grad here, as a leaf: its graph stays there), requires_grad, and autograd history
     when that tensor gained some. ``quiet``: data changed in place is written through ``.data``,
     leaving the version counter alone (the executor taking the test's changes: the test's
     writes, ``gradcheck``'s perturbations among them, must not spoil a graph saved there)."""
@@ -111,6 +114,9 @@ def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False
     elif not same_bits(target.grad.detach(), grad):
         with torch.no_grad():
             target.grad.copy_(grad)
+    wants_grad = change.get("grad_requires_grad") is True
+    if target.grad is not None and target.grad.is_leaf and target.grad.requires_grad != wants_grad:
+        target.grad.requires_grad_(wants_grad)
 
 
 def replace_tensors(value: Any, swap: dict[int, Any]) -> Any:

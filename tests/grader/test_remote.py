@@ -54,6 +54,18 @@ MODULE = textwrap.dedent('''
     def backward_inside(x):
         (x * x).sum().backward()
 
+    def backward_with_graph(model, x):
+        model(x).pow(2).sum().backward(create_graph=True)
+
+    def two_steps(model, x):
+        model(x).sum().backward()
+        model(x).mean().backward()
+
+    def loss_through(loss_fn, x):
+        loss = loss_fn(x * 2)
+        loss.backward()
+        return loss.item()
+
     def draws(n):
         return torch.randn(n)
 
@@ -1210,3 +1222,83 @@ def test_iterating_there_draws_from_the_rng_as_here(module):
     torch.manual_seed(4)
     assert first == torch.randperm(20).tolist()
     assert list(sampler) != first  # a second pass without reseeding draws afresh
+
+
+def test_a_gradient_made_with_create_graph_there_requires_grad_here(module):
+    torch.manual_seed(0)
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    local = copy.deepcopy(model)
+    local(x).pow(2).sum().backward(create_graph=True)
+    module.backward_with_graph(model, x)
+    for p, q in zip(model.parameters(), local.parameters()):
+        assert p.grad.requires_grad and p.grad.grad_fn is None  # a leaf: its graph stays there
+        assert torch.allclose(p.grad.detach(), q.grad.detach())
+    model.zero_grad(set_to_none=True)
+    module.train(model, torch.optim.SGD(model.parameters(), lr=0.1), x, torch.zeros(4, 2))
+    assert all(not p.grad.requires_grad for p in model.parameters())
+
+
+def test_a_callback_graph_the_call_freed_there_is_freed_here_when_it_returns(module):
+    import gc
+    import weakref
+
+    refs = {}
+
+    def loss_fn(out):
+        loss = out.pow(2).sum()
+        refs["output"], refs["loss"] = weakref.ref(out), weakref.ref(loss)
+        return loss
+
+    x = torch.randn(3, requires_grad=True)
+    assert module.loss_through(loss_fn, x) == pytest.approx(float((2 * x.detach()).pow(2).sum()))
+    assert torch.allclose(x.grad, 8 * x.detach())
+    gc.collect()
+    assert refs and all(ref() is None for ref in refs.values())
+
+
+def test_a_gradient_hook_of_the_test_fires_once_where_the_backward_runs(module):
+    torch.manual_seed(0)
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    seen = []
+    handle = model.weight.register_hook(lambda grad: seen.append(grad.clone()))
+    halved = model.bias.register_hook(lambda grad: grad / 2)  # a hook's result replaces the gradient
+    module.two_steps(model, x)  # the backward runs there
+    assert len(seen) == 2 and torch.allclose(seen[0], torch.ones(4, 2).T @ x)
+    assert torch.allclose(model.bias.grad, torch.full((2,), 4.0 / 2 + 0.5 / 2))
+    model.zero_grad()
+    model(x).sum().backward()  # the backward runs here, through the call's node: here only
+    assert len(seen) == 3 and torch.allclose(model.bias.grad, torch.full((2,), 2.0))
+    handle.remove()
+    halved.remove()
+    module.two_steps(model, x)
+    assert len(seen) == 3
+    built_there = module.MLP([3, 2])  # its forward runs there: the product is asked of it
+    built_there.net[0].weight.register_hook(lambda grad: seen.append(grad))
+    built_there(x).sum().backward()
+    assert len(seen) == 4 and torch.allclose(seen[-1], 2 * torch.ones(4, 2).T @ x)
+
+
+def test_step_hooks_added_or_removed_after_an_optimizer_was_sent_follow_it(module):
+    model, x, y = _model(), torch.randn(5, 3), torch.randn(5, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    steps = []
+    first = opt.register_step_pre_hook(lambda *_: steps.append("first"))
+    module.train(model, opt, x, y)
+    second = opt.register_step_post_hook(lambda *_: steps.append("second"))
+    module.train(model, opt, x, y)
+    first.remove()
+    module.train(model, opt, x, y)
+    second.remove()
+    module.train(model, opt, x, y)
+    assert steps == ["first", "first", "second", "second"]
+
+
+def test_a_gradient_hook_fires_once_when_the_forward_ran_here_and_the_backward_there(module):
+    torch.manual_seed(0)
+    model, x = torch.nn.Linear(3, 2), torch.randn(4, 3)
+    model.register_forward_hook(lambda *_: None)  # a hooked module's forward runs here
+    seen = []
+    model.weight.register_hook(lambda grad: seen.append(grad.clone()))
+    module.two_steps(model, x)
+    assert len(seen) == 2 and torch.allclose(seen[0], torch.ones(4, 2).T @ x)
+    assert torch.allclose(model.weight.grad, 1.125 * torch.ones(4, 2).T @ x)  # a sum, then a mean of 8
