@@ -3,14 +3,17 @@
 A handle (``grader.remote._client.RemoteObject``) to an object whose class derives from one of
 torch's optimizer, scheduler or data classes carries that class's name, so that
 ``isinstance(scheduler, LambdaLR)`` and ``isinstance(dataset, Dataset)`` hold in a test as in
-one process. Only classes of ``CLAIMABLE`` modules are named (their subclasses have no side
-effects when made), and, like a mirrored module's class, the claim is the executor's word: a
-test that reads it is marked ``checked_in_executor``.
+one process. Only classes of ``CLAIMABLE`` modules are named, and only those whose subclasses
+run no code of theirs when made (no metaclass of their own, no ``__init_subclass__``). Like a
+mirrored module's class, the claim is the executor's word: a test that reads it is marked
+``checked_in_executor``.
 """
 
 from __future__ import annotations
 
+import abc
 import importlib
+import typing
 from functools import lru_cache
 from typing import Any
 
@@ -23,11 +26,19 @@ def _claimable_module(name: str) -> bool:
     return any(name == m or name.startswith(m + ".") for m in CLAIMABLE)
 
 
+def _claimable(klass: type) -> bool:
+    """Whether a handle may claim ``klass``: a class of a claimable module whose subclasses run
+    no code of its when they are made."""
+    return (_claimable_module(str(klass.__module__)) and "<" not in klass.__qualname__
+            and type(klass) in (type, abc.ABCMeta)
+            and not any("__init_subclass__" in vars(k) for k in klass.__mro__ if k not in (typing.Generic, object)))
+
+
 def claim(value: Any) -> list[str] | None:
-    """``[module, qualified name]`` of the nearest class of ``value``'s (itself included) that a
-    claimable module defines, or None (executor side)."""
+    """``[module, qualified name]`` of the nearest class of ``value``'s (itself included) that it
+    may claim, or None (executor side)."""
     for klass in type(value).__mro__:
-        if _claimable_module(str(klass.__module__)) and "<" not in klass.__qualname__:
+        if _claimable(klass):
             return [klass.__module__, klass.__qualname__]
     return None
 
@@ -44,6 +55,6 @@ def claimed_class(name: str, module: Any, qualname: Any) -> type:
             base = getattr(base, part)
     except (ImportError, AttributeError):
         raise wire.WireError(f"no class {module}.{qualname}") from None
-    if not isinstance(base, type) or base.__module__ != module:
-        raise wire.WireError(f"no class {module}.{qualname}")
+    if not isinstance(base, type) or base.__module__ != module or not _claimable(base):
+        raise wire.WireError(f"no class {module}.{qualname} that a handle may claim")
     return type(name if name.isidentifier() else base.__name__, (base,), {"__module__": "submission"})

@@ -1204,7 +1204,8 @@ def test_a_handle_is_an_instance_of_the_torch_class_its_object_derives_from(modu
 
 @pytest.mark.parametrize("claim", [["os", "system"], ["torch.optim.optimizer", "os"],
                                    ["torch.optim", "lr_scheduler"], ["torch.optimx", "Optimizer"],
-                                   ["torch.optim.sgd", "Optimizer"], [1, 2], "torch.optim.Optimizer"])
+                                   ["torch.optim.sgd", "Optimizer"], [1, 2], "torch.optim.Optimizer",
+                                   ["torch.utils.data.datapipes.datapipe", "IterDataPipe"]])
 def test_a_claim_of_a_class_that_is_not_a_claimable_torch_class_is_refused(executor, claim):
     node = {"k": "handle", "id": executor.base + 1, "type": "X", "callable": False, "claim": claim}
     with pytest.raises(wire.WireError):
