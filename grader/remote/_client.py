@@ -308,13 +308,14 @@ class Executor:
             if original is not None:
                 return original
             self.keep(n["id"])  # released here while the request was under way: a handle from now on
+        type_name = str(n.get("type"))[:200]
+        class_name = type_name.rsplit(".", 1)[-1]
         claimed = None
         if "claim" in n:  # the torch class it derives from, as the executor says (grader.remote._claims)
             module, qualname = wire.as_list(n["claim"], 2)
-            claimed = claimed_class(str(n.get("type")).rsplit(".", 1)[-1][:100], module, qualname)
-        type_name = str(n.get("type"))[:200]
-        constructor = _handle_class(type_name.rsplit(".", 1)[-1])._new(
-            self, self._handle_id(n), type_name, n.get("callable") is True, claimed)
+            claimed = claimed_class(class_name, module, qualname)
+        constructor = _handle_class(class_name)._new(self, self._handle_id(n), type_name, n.get("callable") is True,
+                                                     claimed)
         if "module_class" in n:  # a module class of the submission: its mirrors' class here
             name, base = wire.as_list(n["module_class"], 2)
             cls = mirror_class(str(name)[:200], base_named(base), self)
@@ -567,7 +568,6 @@ class Executor:
         """Make the arguments what the call made them in the executor (their memories' bytes
         last), and take its RNG state. Runs after a call's autograd node is made, with this
         process's grad mode: history an argument gained there is gained here too."""
-
         out = reply["blobs"]
         try:
             for entry in reply.get("changed", []):

@@ -77,7 +77,6 @@ class _Executor:
         self.impl_root: Path | None = None
         self.described = Described(self.objects, self._new_id)
         self.kept = Kept(weak=False)
-        self.copy_hooks: dict[int, list] = {}
         self.sock = sock
         self.caller = Caller(self)
 
@@ -140,17 +139,18 @@ class _Executor:
 
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
         copies: list = []  # the objects the trusted side pickled for this call
-        self.copy_hooks: dict[int, list] = {}  # id(copy) -> the handles of its step hooks
+        copy_hooks: list = []  # the handles of each copy's step hooks
         if "copies" in header:
             for entry in header["copies"]["path"]:  # to import test modules' classes by name
                 if isinstance(entry, str) and entry not in sys.path:
                     sys.path.append(entry)
             copies = _Unpickler(io.BytesIO(blobs[header["copies"]["blob"]]), self).load()
+            copy_hooks = [[] for _ in copies]
             for index, grads in header["copies"]["grads"]:
                 for t, grad in zip(module_tensors(copies[index]), grads, strict=True):
                     t.grad = None if grad is None else wire.decode(grad, blobs)
             for index, pre, post in header["copies"]["hooks"]:
-                self.copy_hooks[id(copies[index])] = register_step_hooks(
+                copy_hooks[index] = register_step_hooks(
                     copies[index], [self.caller.stub({"i": cid, "name": "step_pre_hook"}) for cid in pre],
                     [self.caller.stub({"i": cid, "name": "step_post_hook"}) for cid in post])
             for entry in wire.as_list(header["copies"]["adopt"]):
@@ -196,7 +196,7 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **self._changes(sent, before, copies, memories, rng_before, out)}
+                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
@@ -221,7 +221,7 @@ class _Executor:
             return None
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
-                       **self._changes(sent, before, copies, memories, rng_before, out)}
+                       **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
         if ops is not None:
             reply["ops"] = dict(ops)
         if header.get("grad_call"):
@@ -291,27 +291,27 @@ class _Executor:
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
 
-    def _changes(self, sent: list, before: list, copies: list, memories: ReceivedMemories, rng_before: bytes,
-                 out: list[bytes]) -> dict:
+    def _changes(self, sent: list, before: list, copies: list, copy_hooks: list, memories: ReceivedMemories,
+                 rng_before: bytes, out: list[bytes]) -> dict:
         """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
         argument tensors it changed, the state of each object sent as a copy (one with a state
         dict is kept from then on, ``grader.remote._kept``), the state of each kept object that
         changed, the bytes of the arguments' memories, the modules and tensors the trusted side
         mirrors (a module sent is one from then on), and the RNG state when it drew random numbers."""
-
         kept = self.kept.changes(out)
         return {"changed": [[i, describe_change(t, mark, out)]
                             for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
-                "copies": [self._state(c, out) for c in copies],
+                "copies": [self._state(c, hooks, out) for c, hooks in zip(copies, copy_hooks, strict=True)],
                 "kept": kept,
                 "memories": memories.changes(out),
                 "shared": self.described.changes(out),
                 "rng": _rng_change(rng_before, out)}
 
-    def _state(self, obj: Any, out: list[bytes]) -> dict:
+    def _state(self, obj: Any, hooks: list, out: list[bytes]) -> dict:
         """What the trusted side needs to make its original of ``obj`` what the call made the
         copy (``grader.remote._client._take_state``): a generator's state; an optimizer's or
-        scheduler's state dict, and the id it is kept under from now on. A module sent is
+        scheduler's state dict, and the id it is kept under from now on (with ``hooks``, the
+        handles of the step hooks registered on it for the test). A module sent is
         mirrored from then on: its changes travel as a mirror's."""
         import torch
 
@@ -321,7 +321,7 @@ class _Executor:
             return {"kind": "none"}
         ident = self._new_id()
         self.objects[ident] = obj
-        self.kept.add(ident, obj, self.copy_hooks.get(id(obj), []))
+        self.kept.add(ident, obj, hooks)
         return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out), "kept": ident}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:

@@ -407,6 +407,7 @@ class Mirrors:
             return
         self.tensors.pop(tid, None)
         self.snapshots.pop(tid, None)
+        self.hooks_sent.pop(tid, None)
         if self.tensor_ids.get(address) == tid:
             del self.tensor_ids[address]
         self.executor.release(tid)

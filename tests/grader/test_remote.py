@@ -61,6 +61,10 @@ MODULE = textwrap.dedent('''
         model(x).sum().backward()
         model(x).mean().backward()
 
+    def step_after(fn, opt):
+        fn()
+        opt.step()
+
     def loss_through(loss_fn, x):
         loss = loss_fn(x * 2)
         loss.backward()
@@ -1303,3 +1307,14 @@ def test_a_gradient_hook_fires_once_when_the_forward_ran_here_and_the_backward_t
     module.two_steps(model, x)
     assert len(seen) == 2 and torch.allclose(seen[0], torch.ones(4, 2).T @ x)
     assert torch.allclose(model.weight.grad, 1.125 * torch.ones(4, 2).T @ x)  # a sum, then a mean of 8
+
+
+def test_a_step_hook_sent_with_a_call_that_calls_back_into_the_submission_is_removed_there_too(module):
+    opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    steps = []
+    handle = opt.register_step_pre_hook(lambda *_: steps.append("step"))
+    other = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.5)
+    module.step_after(lambda: module.first_lr(other), opt)  # a call inside the call
+    handle.remove()
+    module.step_after(lambda: None, opt)
+    assert steps == ["step"]
