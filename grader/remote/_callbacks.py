@@ -100,24 +100,46 @@ class Callbacks:
     def __init__(self, executor) -> None:
         self.executor = executor
         self.functions: dict[int, Any] = {}
+        self.weak: dict[int, Any] = {}  # the ids of functions held weakly -> their weak references
         self.ids: dict[int, int] = {}  # id(function) -> its id
         self.graphs: dict[int, tuple[list, list]] = {}  # a callback call -> (inputs, outputs)
         self.dropped: Any = []  # what the executor's last answer said it dropped
 
-    def node(self, fn: Any) -> dict:
+    def node(self, fn: Any, *, weak: bool = False) -> dict:
+        """The node of ``fn``, under the id it has while the executor holds its stand-in.
+        ``weak``: ``fn`` is a step hook of a test's optimizer kept in step there
+        (``grader.remote._kept``), whose copy there lives no longer than the optimizer here, so
+        it is not held here: held, a hook that refers to its optimizer (a spy's method) would keep
+        the optimizer alive, the optimizer its copy there, and the copy the hook's stand-in, a
+        cycle across the two processes that neither could collect."""
         self.drop()  # an id the executor dropped is not to be sent again
         cid = self.ids.get(id(fn))
-        if cid is None or self.functions.get(cid) is not fn:
+        if cid is None or self.function(cid) is not fn:
             cid = self.executor.new_id()
-            self.functions[cid], self.ids[id(fn)] = fn, cid
+            self.ids[id(fn)] = cid
+        if not weak:
+            self.functions[cid] = fn
+            self.weak.pop(cid, None)
+        elif cid not in self.functions:
+            self.weak[cid] = weakref.WeakMethod(fn) if isinstance(fn, types.MethodType) else weakref.ref(fn)
         return {"k": "callback", "i": cid, "name": str(getattr(fn, "__name__", "callback"))[:200]}
+
+    def function(self, cid: Any) -> Any:
+        """The function sent under ``cid``; None when there is none (or it was held weakly and
+        is gone: a hook of an optimizer freed here)."""
+        fn = self.functions.get(cid)
+        if fn is None and cid in self.weak:
+            fn = self.weak[cid]()
+        return fn
 
     def drop(self) -> None:
         """Forget what the executor said it no longer holds (its stand-ins and graphs, gone
         there), once the answer that said so was read: it may have handed a function back."""
         ids, self.dropped = self.dropped, []
         for ident in wire.as_list(ids):
-            fn = self.functions.pop(ident, None)
+            fn = self.function(ident)
+            self.functions.pop(ident, None)
+            self.weak.pop(ident, None)
             if fn is not None and self.ids.get(id(fn)) == ident:
                 del self.ids[id(fn)]
             self.graphs.pop(ident, None)
@@ -148,7 +170,9 @@ class Callbacks:
         try:
             if "callback_vjp" in message:
                 return self._vjp(message, blobs, out), out
-            fn = self.functions[message["callback"]]
+            fn = self.function(message["callback"])
+            if fn is None:  # a step hook of an optimizer freed here: removed with it
+                raise LookupError("a function of the tests that is gone")
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []
             args = executor.decode(message["args"], blobs, grads=True, tensors=sent)

@@ -300,9 +300,10 @@ class Executor:
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
         if n.get("k") == "callback":  # a test's own function, handed back
-            if n.get("i") not in self.callbacks.functions:
+            fn = self.callbacks.function(n.get("i"))
+            if fn is None:
                 raise wire.WireError("a callback that was not sent")
-            return self.callbacks.functions[n["i"]]
+            return fn
         if n.get("kept") is True:  # a copy of a test's object: the original, while the test holds it
             original = self.kept.original(self._handle_id(n))
             if original is not None:
@@ -490,7 +491,7 @@ class Executor:
             # A module sent is mirrored from now on: the same object there for every later call.
             adopt = [[i, *self.mirrors.adopt(c)] for i, c in enumerate(copies) if isinstance(c, torch.nn.Module)]
             # Pickle leaves out an optimizer's step hooks (a test's spies): they go as callbacks.
-            hooks = [[i, *([self.callbacks.node(h)["i"] for h in fns] for fns in step_hooks(c))]
+            hooks = [[i, *([self.callbacks.node(h, weak=True)["i"] for h in fns] for fns in step_hooks(c))]
                      for i, c in enumerate(copies) if isinstance(c, torch.optim.Optimizer)]
             hook_keys = [hooks_key(c) for c in copies]
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
@@ -502,7 +503,7 @@ class Executor:
                            "rng": self._rng_to_send(blobs)}
         header["push"] = self.mirrors.push(blobs)
         header["kept"] = self.kept.changes(blobs)
-        header["kept_hooks"] = self.kept.hook_changes(lambda fn: self.callbacks.node(fn)["i"])
+        header["kept_hooks"] = self.kept.hook_changes(lambda fn: self.callbacks.node(fn, weak=True)["i"])
         shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
         header["grad_shared"] = [tid for tid, _ in shared]
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]

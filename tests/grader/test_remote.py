@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import gc
 import os
 import pickle
 import signal
 import textwrap
+import weakref
 from pathlib import Path
 
 import pytest
@@ -979,6 +981,47 @@ def test_what_the_test_changes_in_a_mirror_reaches_the_module_there(module):
     assert model(x.double()).dtype == torch.float64
     model.to("meta")  # new parameters here: they replace the old ones there
     assert model(torch.randn(4, 3, dtype=torch.float64, device="meta")).is_meta
+
+
+def test_writes_that_leave_no_version_reach_there_in_grads_and_in_odd_layouts(module):
+    torch.manual_seed(0)
+    model, x = module.MLP([3, 3]), torch.randn(4, 3)
+    model(x).sum().backward()
+    weight, bias = model.net[0].weight, model.net[0].bias
+    weight.grad.data.zero_()  # a .grad written through .data
+    module.scale_grads(model.parameters(), 2.0)
+    assert torch.equal(weight.grad, torch.zeros(3, 3))
+    assert torch.equal(bias.grad, torch.full((3,), 16.0))  # 4 rows, times 2, times 2
+    weight.data = weight.data.t()  # the same memory, another layout: not contiguous from now on
+    assert torch.allclose(model(x), 2 * torch.nn.functional.linear(x, weight.detach(), bias.detach()))
+    weight.data.mul_(3)  # through .data again, now on a tensor snapshotted on its own
+    assert torch.allclose(model(x), 2 * torch.nn.functional.linear(x, weight.detach(), bias.detach()))
+
+
+def test_an_optimizer_whose_step_hook_holds_it_is_freed_on_both_sides_once_the_test_drops_it(module):
+    model, x, y = _model(), torch.randn(5, 3), torch.randn(5, 2)
+
+    class Spy:  # holds the optimizer it spies on; its bound method is the hook
+        def __init__(self, opt):
+            self.opt, self.steps = opt, []
+            opt.register_step_pre_hook(self.seen)
+
+        def seen(self, *_):
+            self.steps.append(self.opt.param_groups[0]["lr"])
+
+    spy = Spy(torch.optim.SGD(model.parameters(), lr=0.1))
+    module.train(model, spy.opt, x, y)
+    executor = object.__getattribute__(module, "_executor")
+    assert spy.steps == [0.1] and len(executor.kept.objects) == 1
+    freed = weakref.ref(spy.opt)
+    del spy
+    gc.collect()
+    # Held by the callbacks' registry, the hook kept its optimizer alive here, that its copy
+    # there, and that the hook's stand-in: neither side could ever free them.
+    assert freed() is None
+    module.square(torch.ones(1))  # the copy is freed there; its hook's stand-in goes with it
+    module.square(torch.ones(1))  # and the registry here forgets the hook
+    assert not executor.kept.objects and not executor.callbacks.weak and not executor.callbacks.functions
 
 
 def test_training_there_with_an_optimizer_here_changes_the_mirror(module):
