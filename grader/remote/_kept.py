@@ -131,10 +131,12 @@ class Kept:
             if obj is None:
                 self.forget(ident)
                 continue
-            key = self._key(obj)
+            node, blobs = _encoded_state(obj)
+            key = (repr(node), blobs)
             if key != self.agreed[ident]:
                 self.agreed[ident] = key
-                entries.append([ident, wire.encode(obj.state_dict(), out)])
+                entries.append([ident, wire.renumbered(node, len(out))])
+                out.extend(blobs)
         return entries
 
     def take(self, entries: Any, blobs: list[bytes]) -> None:
@@ -157,5 +159,7 @@ class Kept:
 
     @staticmethod
     def _key(obj: Any) -> tuple[str, list[bytes]]:
+        """What tells whether ``obj``'s state changed: its state dict as encoded (its blobs
+        numbered from 0)."""
         node, blobs = _encoded_state(obj)
         return repr(node), blobs

@@ -30,7 +30,7 @@ from functools import cache
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._sync import Snapshot, describe_change
+from grader.remote._sync import Snapshots, describe_change
 
 # The tensors of an RNN that torch lists again from its parameters' names: rebuilt, not sent.
 _REBUILT = frozenset({"_flat_weights"})
@@ -45,10 +45,12 @@ OWNER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @cache
-def _module_internals() -> frozenset[str]:
+def _left_out() -> frozenset[str]:
+    """The attributes of a module that are not its own data: torch's internals, and what is
+    rebuilt (``_REBUILT``)."""
     import torch
 
-    return frozenset(torch.nn.Module().__dict__)
+    return frozenset(torch.nn.Module().__dict__) | _REBUILT
 
 
 def builtin_base(cls: type) -> type:
@@ -78,9 +80,9 @@ def _plain(value: Any, depth: int = 0) -> bool:
 def _attributes(module) -> list[tuple[str, Any]]:
     from grader.remote._callbacks import Stub
 
-    internals = _module_internals()
+    left_out = _left_out()
     return [(k, v) for k, v in module.__dict__.items()  # a forward that runs on the trusted side: not one
-            if k not in internals and k not in _REBUILT and not k.startswith("__") and not isinstance(v, Stub)]
+            if k not in left_out and not k.startswith("__") and not isinstance(v, Stub)]
 
 
 # What calls ``_apply``: a class that overrides it (to tie weights again after a move, say) has
@@ -107,30 +109,40 @@ def overrides(module, base: type) -> list[str]:
     return sorted(names)
 
 
-def _hooked(module) -> bool:
-    return any(isinstance(v, dict) and v for k, v in module.__dict__.items() if k.endswith("_hooks"))
-
-
-def _local(module, base: type) -> bool:
-    """Whether ``module`` runs its ``forward`` on the trusted side: exactly a ``torch.nn`` class
-    (not ``nn.Module`` itself, whose forward is a subclass's), no hooks, no method set on the
-    instance, every attribute plain data."""
+@cache
+def _hook_tables() -> tuple[str, ...]:
+    """The names of a module's tables of hooks (forward, backward, state dict)."""
     import torch
 
-    return (type(module) is base and base is not torch.nn.Module and not _hooked(module)
-            and all(_plain(v) for _, v in _attributes(module)))
+    return tuple(k for k, v in torch.nn.Module().__dict__.items() if k.endswith("_hooks") and isinstance(v, dict))
+
+
+def _hooked(module) -> bool:
+    found = module.__dict__
+    return any(found.get(name) for name in _hook_tables())
+
+
+def _local_attributes(module, base: type) -> list[tuple[str, Any]] | None:
+    """``module``'s attributes (``_attributes``) if it runs its ``forward`` on the trusted side:
+    exactly a ``torch.nn`` class (not ``nn.Module`` itself, whose forward is a subclass's), no
+    hooks, no method set on the instance, every attribute plain data; else None."""
+    import torch
+
+    if type(module) is not base or base is torch.nn.Module or _hooked(module):
+        return None
+    attributes = _attributes(module)
+    return attributes if all(_plain(v) for _, v in attributes) else None
 
 
 def _signature(module) -> tuple:
     """What a mirror's shape depends on: its class, where its forward runs, its tensors and
     submodules (by identity) and, for one run here, its attributes."""
-    base = builtin_base(type(module))
-    local = _local(module, base)
-    return (type(module), local,
+    attributes = _local_attributes(module, builtin_base(type(module)))
+    return (type(module), attributes is not None,
             tuple((k, id(v)) for k, v in module._parameters.items()),
             tuple((k, id(v), k in module._non_persistent_buffers_set) for k, v in module._buffers.items()),
             tuple((k, id(v)) for k, v in module._modules.items()),
-            repr(_attributes(module)) if local else None)
+            None if attributes is None else repr(attributes))
 
 
 class Described:
@@ -146,7 +158,7 @@ class Described:
         self.training: dict[int, bool] = {}
         self.tensors: dict[int, Any] = {}
         self.tensor_ids: dict[int, int] = {}
-        self.snapshots: dict[int, Snapshot] = {}
+        self.snapshots = Snapshots()
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
         self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes, as JSON
         self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
@@ -172,7 +184,7 @@ class Described:
         for t, tid in zip(tensors, tensor_ids):
             if tid is not None:
                 self.tensors[tid], self.tensor_ids[id(t)] = t, tid
-                self.snapshots[tid] = Snapshot(t)
+                self.snapshots.add(tid, t)
 
     def forget(self, ident: int) -> None:
         module = self.modules.pop(ident, None)
@@ -181,8 +193,9 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.snapshots, self.own, self.data, self.hooks):
+        for table in (self.signatures, self.training, self.own, self.data, self.hooks):
             table.pop(ident, None)
+        self.snapshots.drop(ident)
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
@@ -219,7 +232,7 @@ class Described:
 
     def _node(self, module, ident: int, visit, out: list[bytes]) -> dict:
         base = builtin_base(type(module))
-        local = _local(module, base)
+        local = _local_attributes(module, base) is not None
         self.signatures[ident] = _signature(module)
         self.training[ident] = bool(module.training)
         # The trusted side's own module, still of its class, with no hook and no method set on
@@ -266,7 +279,9 @@ class Described:
             for entry in wire.as_list(push["training"]):
                 ident, flag = wire.as_list(entry, 2)
                 if ident in self.modules:
-                    self.modules[ident].training = self.training[ident] = flag is True
+                    self.training[ident] = flag = flag is True
+                    if self.modules[ident].training is not flag:  # torch's __setattr__ is slow
+                        self.modules[ident].training = flag
             for entry in wire.as_list(push["forward_here"]):
                 ident, cid = wire.as_list(entry, 2)
                 if ident in self.modules:
@@ -276,7 +291,7 @@ class Described:
                 tid, cids = wire.as_list(entry, 2)
                 if tid in self.tensors:
                     self._hook(tid, [stub({"i": cid, "name": "hook"}) for cid in wire.as_list(cids)])
-        self.snapshots = {tid: Snapshot(t) for tid, t in self.tensors.items()}
+        self.snapshots.take(self.tensors.items())
 
     def _hook(self, tid: int, stubs: list) -> None:
         """The test's gradient hooks on shared tensor ``tid`` are ``stubs`` now."""
@@ -291,8 +306,9 @@ class Described:
     def changes(self, out: list[bytes]) -> dict:
         """What changed since ``take``: tensors, training flags, and modules whose shape changed
         (described again)."""
-        tensors = [[tid, describe_change(t, snap.marks, out)] for tid, t in list(self.tensors.items())
-                   if (snap := self.snapshots.get(tid)) is not None and snap.differs(t)]
+        snapshots = self.snapshots
+        tensors = [[tid, describe_change(t, snapshots.marks[tid], out)] for tid, t
+                   in snapshots.differing([(tid, t) for tid, t in list(self.tensors.items()) if tid in snapshots])]
         training, reshaped, data = [], [], []
         for ident, module in list(self.modules.items()):
             if ident not in self.modules:
@@ -319,7 +335,7 @@ class Mirrors:
         self.modules: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self.tensors: dict[int, weakref.ref] = {}
         self.tensor_ids: dict[int, int] = {}
-        self.snapshots: dict[int, Snapshot] = {}
+        self.snapshots = Snapshots()
         # (module id, "param" or "buffer", name) -> the id of the tensor the executor has there
         self.slots: dict[tuple[int, str, str], int] = {}
         self.forward_here: set[int] = set()  # modules whose forward the executor calls back for
@@ -366,7 +382,7 @@ class Mirrors:
 
     def _share(self, t, tid: int) -> None:
         self.tensors[tid], self.tensor_ids[id(t)] = weakref.ref(t), tid
-        self.snapshots[tid] = Snapshot(t)
+        self.snapshots.add(tid, t)
         weakref.finalize(t, self._forget_tensor, self.executor.generation, tid, id(t))
 
     def _register(self, module, ident: int) -> None:
@@ -406,7 +422,7 @@ class Mirrors:
         if generation != self.executor.generation:
             return
         self.tensors.pop(tid, None)
-        self.snapshots.pop(tid, None)
+        self.snapshots.drop(tid)
         self.hooks_sent.pop(tid, None)
         if self.tensor_ids.get(address) == tid:
             del self.tensor_ids[address]
@@ -425,8 +441,8 @@ class Mirrors:
                 node = wire.encode_tensor(t, blobs, with_grad=True)
             if self.slots.get((ident, kind, name)) != tid:  # functional_call swaps them back and forth
                 placed.append([ident, kind, name, tid, node])
-        tensors = [[tid, describe_change(t, self.snapshots[tid].marks, blobs)] for tid, t in self.live_tensors()
-                   if self.snapshots[tid].differs(t)]
+        tensors = [[tid, describe_change(t, self.snapshots.marks[tid], blobs)]
+                   for tid, t in self.snapshots.differing(self.live_tensors())]
         return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
                 "training": [[ident, m.training] for ident, m in list(self.modules.items())],
                 "hooks": self._tensor_hooks()}
@@ -491,7 +507,7 @@ class Mirrors:
                 if (module := self.modules.get(ident)) is not None:
                     for name, value in (wire.as_list(v, 2) for v in wire.as_list(values)):
                         _set_data(module, _name(name), wire.decode(value, []))
-        self.snapshots = {tid: Snapshot(t) for tid, t in self.live_tensors()}
+        self.snapshots.take(self.live_tensors())
         self._agree()
 
     def build(self, node: dict, blobs: list[bytes]):

@@ -56,6 +56,107 @@ class Snapshot:
                 or (t.grad is not None and not same_bits(t.grad.detach(), self.grad)))
 
 
+class Snapshots:
+    """The snapshots of a set of shared tensors, by id, taken when both sides last agreed on
+    them (``take``), to tell which changed since (``differing``). Each pass over the set costs
+    one copy or one comparison of all their bytes, not one per tensor: a contiguous CPU tensor
+    (and its .grad) is kept as a view of its bytes, whose copies sit side by side in one buffer;
+    another (on another device, not contiguous, empty), or one shared after the last ``take``,
+    has a ``Snapshot`` of its own."""
+
+    def __init__(self) -> None:
+        self.marks: dict[int, tuple] = {}
+        self.own: dict[int, Snapshot] = {}
+        # tid -> (its layout and its .grad's when the views were made, [(start, end)] of the data's
+        # view and the .grad's in the buffer)
+        self.spans: dict[int, tuple[tuple, list[tuple[int, int]]]] = {}
+        self.views: list = []  # the views whose bytes the buffer holds, in its order
+        self.made: dict[int, tuple[tuple, list]] = {}  # tid -> (its place and layout, its views)
+        self.buffer = None
+
+    def __contains__(self, tid: int) -> bool:
+        return tid in self.marks
+
+    def take(self, tensors) -> None:
+        """Snapshot ``tensors`` (``(tid, tensor)`` pairs), forgetting every earlier snapshot."""
+        import torch
+
+        made_before = self.made
+        self.marks, self.own, self.spans, self.views, self.made = {}, {}, {}, [], {}
+        at = 0
+        for tid, t in tensors:
+            self.marks[tid] = marks(t)
+            key = (self.marks[tid][3], _layout(t))
+            views = made_before[tid][1] if tid in made_before and made_before[tid][0] == key else _byte_views(t)
+            if views is None:
+                self.own[tid] = Snapshot(t)
+                continue
+            self.made[tid] = (key, views)
+            spans = []
+            for view in views:
+                self.views.append(view)
+                spans.append((at, at + view.numel()))
+                at += view.numel()
+            self.spans[tid] = (key[1], spans)
+        self.buffer = torch.cat(self.views) if self.views else None
+
+    def add(self, tid: int, t) -> None:
+        """Snapshot ``t``, shared since the last ``take``."""
+        self.marks[tid] = marks(t)
+        self.own[tid] = Snapshot(t)
+        self.spans.pop(tid, None)
+
+    def drop(self, tid: int) -> None:
+        self.marks.pop(tid, None)
+        self.own.pop(tid, None)
+        self.spans.pop(tid, None)  # its views stay in the buffer's order until the next take
+
+    def differing(self, tensors) -> list:
+        """Those of ``tensors`` (``(tid, tensor)`` pairs with a snapshot) that are not as it."""
+        import torch
+
+        found, batched = [], []
+        for tid, t in tensors:
+            if tid in self.own:
+                if self.own[tid].differs(t):
+                    found.append((tid, t))
+            elif changed(t, self.marks[tid]) or _layout(t) != self.spans[tid][0]:
+                found.append((tid, t))
+            else:
+                batched.append((tid, t))
+        if batched:
+            now = torch.cat(self.views)
+            if not torch.equal(now, self.buffer):
+                found.extend((tid, t) for tid, t in batched
+                             if not all(torch.equal(now[a:b], self.buffer[a:b]) for a, b in self.spans[tid][1]))
+        return found
+
+
+def _layout(t) -> tuple:
+    """What a tensor's byte views depend on besides its data's place (which ``marks`` hold)."""
+    grad = t.grad
+    return (t.shape, t.stride(), t.storage_offset(),
+            None if grad is None else (grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset()))
+
+
+def _byte_views(t) -> list | None:
+    """Views of the bytes of a contiguous, non-empty CPU tensor and of its .grad (if any, likewise),
+    or None."""
+    import torch
+
+    views = []
+    for x in (t, t.grad):
+        if x is None:
+            continue
+        if x.layout != torch.strided or x.device.type != "cpu" or not x.is_contiguous() or x.numel() == 0:
+            return None
+        x = x.detach()
+        if x.dtype.is_complex:
+            x = torch.view_as_real(x)
+        views.append(x.reshape(-1).view(torch.uint8))
+    return views
+
+
 def same_bits(a, b) -> bool:
     """Whether two tensors hold the same values bit for bit (NaN equal to itself)."""
     import torch

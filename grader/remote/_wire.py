@@ -137,6 +137,19 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
 
 
+def renumbered(node: Any, offset: int) -> Any:
+    """``node``, encoded with blobs of its own, as it reads once those blobs are appended to a
+    list ``offset`` long."""
+    if type(node) is list:
+        return [renumbered(n, offset) for n in node]
+    if type(node) is dict:
+        moved = {k: renumbered(v, offset) for k, v in node.items()}
+        if type(node.get("blob")) is int:
+            moved["blob"] = node["blob"] + offset
+        return moved
+    return node
+
+
 def _torch_if_loaded():
     import sys
 

@@ -1,0 +1,187 @@
+"""Benchmark: what one crossing into the submission's process costs (``grader.remote``).
+
+Starts a zygote and an executor as a grading child does, loads a small module there and times
+a few kinds of crossing, each repeated: a call on a small tensor; the same call whose result is
+differentiated (the call and its vector-Jacobian product); a forward and backward through a
+model the executor built (a mirror whose forward runs there); a training step the submission
+takes on such a model with the test's optimizer (the optimizer kept in step both ways), with
+Adam, and on the test's own model with a forward hook and its optimizer with a step hook (each
+hook a callback). Each
+kind is also timed in one process (the module imported here) for the baseline. Reports per
+crossing the wall time and the CPU time of both processes (the executor's from ``/proc``), medians
+over ``--rounds`` rounds.
+
+    .venv/bin/python bench/bench_crossing.py [--calls 300] [--rounds 5] [--json FILE]
+
+CPU time is less disturbed than wall time by other work on the machine, but not immune to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import torch
+
+from grader.remote import Executor, Zygote
+
+EXERCISE = "pytorch.losses.cross_entropy"  # any id: the module below stands in for its solution
+MODULE = textwrap.dedent('''
+    import torch
+
+    def square(x):
+        return x * x
+
+    def build(width):
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
+                                   torch.nn.Linear(width, 1))
+
+    class Net(torch.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
+                                            torch.nn.Linear(width, width), torch.nn.ReLU())
+            self.head = torch.nn.Linear(width, 1)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    def step(model, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+''')
+
+
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kinds(module) -> dict:
+    """Each kind of crossing: a function that makes what it needs and returns the crossing."""
+    def call():
+        x = torch.randn(16)
+        return lambda: module.square(x)
+
+    def call_beside_models():
+        x, models = torch.randn(16), [module.Net(64), module.Net(64)]
+        return lambda: (models, module.square(x))
+
+    def differentiated():
+        x = torch.randn(16)
+
+        def run():
+            leaf = x.clone().requires_grad_(True)
+            module.square(leaf).sum().backward()
+        return run
+
+    def forward_backward():
+        net, xs = module.Net(64), torch.randn(32, 64)
+
+        def run():
+            net.zero_grad()
+            net(xs).sum().backward()
+        return run
+
+    def training_step():
+        net, xs, ys = module.Net(64), torch.randn(32, 64), torch.randn(32, 1)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+        return lambda: module.step(net, optimizer, xs, ys)
+
+    def adam_step():
+        net, xs, ys = module.Net(64), torch.randn(32, 64), torch.randn(32, 1)
+        optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+        return lambda: module.step(net, optimizer, xs, ys)
+
+    def spied_step():
+        """The test's own model, hooked, and its optimizer with step hooks (a spy's)."""
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1))
+        xs, ys, seen = torch.randn(32, 64), torch.randn(32, 1), []
+        net.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+        optimizer.register_step_post_hook(lambda o, a, k: seen.append(len(seen)))
+        return lambda: module.step(net, optimizer, xs, ys)
+
+    return {"call": call, "call, two models alive (12 tensors)": call_beside_models,
+            "call + backward": differentiated, "model forward + backward": forward_backward,
+            "training step (optimizer kept)": training_step, "Adam step": adam_step,
+            "a hooked model and a spied optimizer of the test": spied_step}
+
+
+def _time(kinds: dict, calls: int, pid: int | None) -> dict:
+    out = {}
+    for name, make in kinds.items():
+        run = make()
+        run()  # warm
+        cpu_there = _cpu_of(pid) if pid else 0.0
+        cpu_here, wall = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            run()
+        wall = time.perf_counter() - wall
+        cpu_here = time.process_time() - cpu_here
+        cpu_there = (_cpu_of(pid) - cpu_there) if pid else 0.0
+        del run
+        gc.collect()
+        out[name] = {"wall_ms": 1e3 * wall / calls, "cpu_here_ms": 1e3 * cpu_here / calls,
+                     "cpu_there_ms": 1e3 * cpu_there / calls}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
+        path = Path(tmp, *EXERCISE.split(".")).with_suffix(".py")
+        path.parent.mkdir(parents=True)
+        path.write_text(MODULE)
+        spec = importlib.util.spec_from_file_location("crossing_module", path)
+        local = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(local)
+        gc.collect()
+        gc.freeze()  # as the fork server does before it forks a grading child
+        zygote = Zygote.start(close=[], threads=1)
+        executor = Executor(zygote)
+        try:
+            remote = executor.load(EXERCISE, Path(tmp))
+            rounds = []
+            for _ in range(args.rounds):  # alternated, so a change in the machine's speed hits both
+                rounds.append({"one process": _time(_kinds(local), args.calls, None),
+                               "apart": _time(_kinds(remote), args.calls, executor.pid)})
+        finally:
+            executor.close()
+            zygote.close()
+    table = {mode: {kind: {key: statistics.median(r[mode][kind][key] for r in rounds)
+                           for key in rounds[0][mode][kind]}
+                    for kind in rounds[0][mode]}
+             for mode in rounds[0]}
+    print(f"{'kind':40} {'one process':>12} {'apart: wall':>12} {'cpu here':>9} {'cpu there':>9}  (ms per crossing)")
+    for kind in table["apart"]:
+        one, apart = table["one process"][kind], table["apart"][kind]
+        print(f"{kind:40} {one['wall_ms']:12.3f} {apart['wall_ms']:12.3f} {apart['cpu_here_ms']:9.3f} "
+              f"{apart['cpu_there_ms']:9.3f}")
+    if args.json:
+        args.json.write_text(json.dumps({"calls": args.calls, "rounds": args.rounds, "medians": table,
+                                         "python": sys.version.split()[0], "torch": torch.__version__},
+                                        indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
