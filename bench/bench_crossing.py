@@ -13,7 +13,16 @@ over ``--rounds`` rounds.
 
     .venv/bin/python bench/bench_crossing.py [--calls 300] [--rounds 5] [--json FILE]
 
-CPU time is less disturbed than wall time by other work on the machine, but not immune to it.
+CPU time is less disturbed than wall time by other work on the machine, but not immune to it: on
+the development machine (a VM) it moved by a third between identical runs. Instructions do not:
+with ``--callgrind DIR`` the script, run under valgrind's callgrind, counts the instructions of
+both processes per crossing, apart only (only the measured calls are counted; a run takes about
+a minute per kind; run nothing else under valgrind meanwhile, since it switches counting on in
+every callgrind process):
+
+    valgrind --tool=callgrind --instr-atstart=no --trace-children=yes \
+        --trace-children-skip='*callgrind_control*,*perl*' --callgrind-out-file=DIR/cg.%p \
+        .venv/bin/python bench/bench_crossing.py --callgrind DIR --calls 20 [--kind KIND ...]
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import gc
 import importlib.util
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -141,11 +152,35 @@ def _time(kinds: dict, calls: int, pid: int | None) -> dict:
     return out
 
 
+def _count(kinds: dict, calls: int, pids: tuple[int, int], out: Path) -> dict:
+    """Instructions per crossing of each kind, here and there, counted by callgrind (this process
+    and the executor run under it, dumping into ``out``)."""
+    counts = {}
+    for dump, (name, make) in enumerate(kinds.items(), start=1):
+        run = make()
+        run()  # warm
+        subprocess.run(["callgrind_control", "-i", "on"], check=True, capture_output=True)
+        for _ in range(calls):
+            run()
+        subprocess.run(["callgrind_control", "-i", "off"], check=True, capture_output=True)
+        subprocess.run(["callgrind_control", "-d"], check=True, capture_output=True)
+        subprocess.run(["callgrind_control", "-z"], check=True, capture_output=True)
+        del run
+        gc.collect()
+        here, there = (int(re.search(r"^totals: (\d+)", (out / f"cg.{pid}.{dump}").read_text(), re.M)[1])
+                       for pid in pids)
+        counts[name] = {"instructions_here": here // calls, "instructions_there": there // calls}
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--callgrind", type=Path, default=None, metavar="DIR",
+                        help="count instructions instead of time (run under callgrind, see above)")
+    parser.add_argument("--kind", action="append", default=None, help="only this kind (repeatable)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
@@ -159,15 +194,31 @@ def main() -> None:
         gc.freeze()  # as the fork server does before it forks a grading child
         zygote = Zygote.start(close=[], threads=1)
         executor = Executor(zygote)
+        def chosen(module) -> dict:
+            kinds = _kinds(module)
+            return {k: v for k, v in kinds.items() if args.kind is None or k in args.kind}
+
         try:
             remote = executor.load(EXERCISE, Path(tmp))
-            rounds = []
-            for _ in range(args.rounds):  # alternated, so a change in the machine's speed hits both
-                rounds.append({"one process": _time(_kinds(local), args.calls, None),
-                               "apart": _time(_kinds(remote), args.calls, executor.pid)})
+            if args.callgrind:
+                counts = _count(chosen(remote), args.calls, (os.getpid(), executor.pid), args.callgrind)
+            else:
+                rounds = []
+                for _ in range(args.rounds):  # alternated, so a change in the machine's speed hits both
+                    rounds.append({"one process": _time(chosen(local), args.calls, None),
+                                   "apart": _time(chosen(remote), args.calls, executor.pid)})
         finally:
             executor.close()
             zygote.close()
+    if args.callgrind:
+        print(f"{'kind':48} {'here':>12} {'there':>12}  (instructions per crossing)")
+        for kind, c in counts.items():
+            print(f"{kind:48} {c['instructions_here']:12,} {c['instructions_there']:12,}")
+        if args.json:
+            args.json.write_text(json.dumps({"calls": args.calls, "instructions": counts,
+                                             "python": sys.version.split()[0], "torch": torch.__version__},
+                                            indent=2) + "\n")
+        return
     table = {mode: {kind: {key: statistics.median(r[mode][kind][key] for r in rounds)
                            for key in rounds[0][mode][kind]}
                     for kind in rounds[0][mode]}

@@ -5,7 +5,8 @@ The trusted side and the executor each walk their own object and must number its
 same way: a change, a gradient or an identity refers to a tensor by its place in these lists or by
 the id both sides gave it (a *shared* tensor: a parameter or buffer of a module the submission
 built, which the trusted side holds as a mirror, ``grader.remote._mirror``). A change is made by
-``describe_change`` on one side and applied by ``apply_change`` on the other.
+``describe_change`` on one side and applied by ``apply_change`` on the other; what tells each side
+that a shared tensor changed since they last agreed is its ``Snapshots``.
 """
 
 from __future__ import annotations
