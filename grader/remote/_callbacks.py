@@ -107,11 +107,12 @@ class Callbacks:
 
     def node(self, fn: Any, *, weak: bool = False) -> dict:
         """The node of ``fn``, under the id it has while the executor holds its stand-in.
-        ``weak``: ``fn`` is a step hook of a test's optimizer kept in step there
-        (``grader.remote._kept``), whose copy there lives no longer than the optimizer here, so
-        it is not held here: held, a hook that refers to its optimizer (a spy's method) would keep
-        the optimizer alive, the optimizer its copy there, and the copy the hook's stand-in, a
-        cycle across the two processes that neither could collect."""
+        ``weak``: ``fn`` is a hook on an object of the test's own that the executor holds a copy
+        of (a step hook of an optimizer kept in step there, ``grader.remote._kept``; a gradient
+        hook on a tensor of a module the test sent), which holds ``fn`` and outlives the copy, so
+        it is not held here: held, a hook that refers to its object (a spy's method) would keep
+        the object alive, the object its copy there, and the copy the hook's stand-in, a cycle
+        across the two processes that neither could collect."""
         self.drop()  # an id the executor dropped is not to be sent again
         cid = self.ids.get(id(fn))
         if cid is None or self.function(cid) is not fn:
@@ -171,7 +172,7 @@ class Callbacks:
             if "callback_vjp" in message:
                 return self._vjp(message, blobs, out), out
             fn = self.function(message["callback"])
-            if fn is None:  # a step hook of an optimizer freed here: removed with it
+            if fn is None:  # a hook of an object freed here: removed with it
                 raise LookupError("a function of the tests that is gone")
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []

@@ -449,6 +449,11 @@ class Executor:
         self.trusted_seq += 1
         return self.base + self.GENERATION // 2 + self.trusted_seq
 
+    def made_here(self, ident: int) -> bool:
+        """Whether ``ident`` is one ``new_id`` gave: an object of the test's that the executor
+        holds a copy of (a module it sent, and that module's tensors)."""
+        return ident >= self.base + self.GENERATION // 2
+
     def call_method(self, ident: int, name: str, args: tuple, kwargs: dict) -> Any:
         """``obj.name(*args, **kwargs)`` in the executor, ``obj`` a mirrored module."""
         return self.call(ident, args, kwargs, method=name)

@@ -468,7 +468,10 @@ class Mirrors:
             hooks = tuple((t._backward_hooks or {}).values())
             if tuple(map(id, hooks)) != self.hooks_sent.get(tid, ()):
                 self.hooks_sent[tid] = tuple(map(id, hooks))
-                entries.append([tid, [self.executor.callbacks.node(h)["i"] for h in hooks]])
+                # A tensor of the test's own module: its copy there lives no longer than it, and
+                # it holds its hooks (so the registry need not: ``Callbacks.node``).
+                weak = self.executor.made_here(tid)
+                entries.append([tid, [self.executor.callbacks.node(h, weak=weak)["i"] for h in hooks]])
         return entries
 
     def _forward_here(self) -> list[list[int]]:
@@ -480,7 +483,11 @@ class Mirrors:
                 continue
             if _hooked(module):
                 self.forward_here.add(ident)
-                entries.append([ident, self.executor.callbacks.node(functools.partial(_run_here, module))["i"]])
+                # The test's own module: its copy there lives no longer than it, so the callback
+                # does not hold it (held, it would keep the module, and so its copy, alive).
+                run = (functools.partial(_run_while_alive, weakref.ref(module)) if self.executor.made_here(ident)
+                       else functools.partial(_run_here, module))
+                entries.append([ident, self.executor.callbacks.node(run)["i"]])
         return entries
 
     def take(self, changes: Any, blobs: list[bytes]) -> None:
@@ -612,6 +619,15 @@ def _set_data(module, name: str, value: Any) -> None:
 
 def _run_here(module, *args, **kwargs):
     """A module of the tests called from the submission: its hooks and forward, here."""
+    return module(*args, **kwargs)
+
+
+def _run_while_alive(ref, *args, **kwargs):
+    """``_run_here`` for a module of the test's own, held weakly."""
+    module = ref()
+    if module is None:
+        raise RuntimeError("this module of the tests was freed in the tests' process; the submission still "
+                           "called it (its tests run in a process of their own)")
     return module(*args, **kwargs)
 
 

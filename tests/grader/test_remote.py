@@ -1024,6 +1024,35 @@ def test_an_optimizer_whose_step_hook_holds_it_is_freed_on_both_sides_once_the_t
     assert not executor.kept.objects and not executor.callbacks.weak and not executor.callbacks.functions
 
 
+def test_a_model_of_the_test_whose_hooks_hold_it_is_freed_on_both_sides_once_the_test_drops_it(module):
+    class Spy:  # holds the model it spies on; its bound methods are the hooks
+        def __init__(self, model):
+            self.model, self.seen = model, []
+            model.register_forward_hook(self.forward)  # the model's forward then runs here
+            model.weight.register_hook(self.gradient)  # and this fires there, as a callback
+
+        def forward(self, *_):
+            self.seen.append("forward")
+
+        def gradient(self, _):
+            self.seen.append("gradient")
+
+    spy = Spy(torch.nn.Linear(3, 2))
+    module.two_steps(spy.model, torch.randn(4, 3))
+    assert spy.seen == ["forward", "gradient"] * 2
+    executor = object.__getattribute__(module, "_executor")
+    freed = weakref.ref(spy.model)
+    del spy
+    # The graphs of the forward run here go once the executor says it dropped them; then the
+    # copy there, and with it the stand-ins of the hooks.
+    module.square(torch.ones(1))
+    module.square(torch.ones(1))
+    gc.collect()
+    assert freed() is None
+    module.square(torch.ones(1))
+    assert not executor.mirrors.modules and not executor.callbacks.weak and not executor.callbacks.functions
+
+
 def test_training_there_with_an_optimizer_here_changes_the_mirror(module):
     model = module.normed()
     assert type(model[1]) is torch.nn.BatchNorm1d  # torch's own: runs here
