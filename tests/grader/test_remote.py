@@ -313,6 +313,11 @@ MODULE = textwrap.dedent('''
     def first_lr(optimizer):
         return optimizer.param_groups[0]["lr"]
 
+    def collect():
+        import gc
+
+        gc.collect()
+
     class Shuffled(torch.utils.data.Sampler):
         def __init__(self, n):
             self.n = n
@@ -1015,12 +1020,13 @@ def test_an_optimizer_whose_step_hook_holds_it_is_freed_on_both_sides_once_the_t
     assert spy.steps == [0.1] and len(executor.kept.objects) == 1
     freed = weakref.ref(spy.opt)
     del spy
+    gc.collect()  # here, the call's graph: its node going tells the executor to free the call's
+    module.collect()  # there, that graph, and the graphs of the hook's calls with it (said dropped)
     gc.collect()
     # Held by the callbacks' registry, the hook kept its optimizer alive here, that its copy
     # there, and that the hook's stand-in: neither side could ever free them.
     assert freed() is None
-    module.square(torch.ones(1))  # the copy is freed there; its hook's stand-in goes with it
-    module.square(torch.ones(1))  # and the registry here forgets the hook
+    module.collect()  # the copy is freed there, and the hook's stand-in with it
     assert not executor.kept.objects and not executor.callbacks.weak and not executor.callbacks.functions
 
 
@@ -1043,13 +1049,11 @@ def test_a_model_of_the_test_whose_hooks_hold_it_is_freed_on_both_sides_once_the
     executor = object.__getattribute__(module, "_executor")
     freed = weakref.ref(spy.model)
     del spy
-    # The graphs of the forward run here go once the executor says it dropped them; then the
-    # copy there, and with it the stand-ins of the hooks.
-    module.square(torch.ones(1))
-    module.square(torch.ones(1))
+    gc.collect()  # here, the call's graph: its node going tells the executor to free the call's
+    module.collect()  # there, that graph, and the graphs of the forward's calls here with it (said dropped)
     gc.collect()
     assert freed() is None
-    module.square(torch.ones(1))
+    module.collect()  # the copy is freed there, and the hooks' stand-ins with it
     assert not executor.mirrors.modules and not executor.callbacks.weak and not executor.callbacks.functions
 
 
