@@ -52,11 +52,6 @@ MODULE = textwrap.dedent('''
     def square(x):
         return x * x
 
-    def build(width):
-        torch.manual_seed(0)
-        return torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
-                                   torch.nn.Linear(width, 1))
-
     class Net(torch.nn.Module):
         def __init__(self, width):
             super().__init__()
@@ -190,6 +185,8 @@ def main() -> None:
         spec = importlib.util.spec_from_file_location("crossing_module", path)
         local = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(local)
+        if unknown := set(args.kind or ()) - set(_kinds(local)):
+            parser.error(f"no kind of crossing {sorted(unknown)}; the kinds: {'; '.join(_kinds(local))}")
         gc.collect()
         gc.freeze()  # as the fork server does before it forks a grading child
         zygote = Zygote.start(close=[], threads=1)

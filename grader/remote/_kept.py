@@ -52,9 +52,12 @@ def register_step_hooks(obj: Any, pre: list, post: list) -> list:
     return [*(obj.register_step_pre_hook(h) for h in pre), *(obj.register_step_post_hook(h) for h in post)]
 
 
-def _encoded_state(obj: Any) -> tuple[Any, list[bytes]]:
+def _encoded_state(obj: Any) -> tuple[tuple[str, list[bytes]], Any, list[bytes]]:
+    """``obj``'s state dict encoded (its node and blobs, numbered from 0), and the key that
+    tells whether it changed: the two as compared."""
     blobs: list[bytes] = []
-    return wire.encode(obj.state_dict(), blobs), blobs
+    node = wire.encode(obj.state_dict(), blobs)
+    return (repr(node), blobs), node, blobs
 
 
 class Kept:
@@ -131,8 +134,7 @@ class Kept:
             if obj is None:
                 self.forget(ident)
                 continue
-            node, blobs = _encoded_state(obj)
-            key = (repr(node), blobs)
+            key, node, blobs = _encoded_state(obj)
             if key != self.agreed[ident]:
                 self.agreed[ident] = key
                 entries.append([ident, wire.renumbered(node, len(out))])
@@ -159,7 +161,4 @@ class Kept:
 
     @staticmethod
     def _key(obj: Any) -> tuple[str, list[bytes]]:
-        """What tells whether ``obj``'s state changed: its state dict as encoded (its blobs
-        numbered from 0)."""
-        node, blobs = _encoded_state(obj)
-        return repr(node), blobs
+        return _encoded_state(obj)[0]

@@ -68,11 +68,9 @@ class Snapshots:
     def __init__(self) -> None:
         self.marks: dict[int, tuple] = {}
         self.own: dict[int, Snapshot] = {}
-        # tid -> (its layout and its .grad's when the views were made, [(start, end)] of the data's
-        # view and the .grad's in the buffer)
-        self.spans: dict[int, tuple[tuple, list[tuple[int, int]]]] = {}
+        # tid -> (its layout when its views were made, the views, [(start, end)] of each in the buffer)
+        self.batched: dict[int, tuple[tuple, list, list[tuple[int, int]]]] = {}
         self.views: list = []  # the views whose bytes the buffer holds, in its order
-        self.made: dict[int, tuple[tuple, list]] = {}  # tid -> (its place and layout, its views)
         self.buffer = None
 
     def __contains__(self, tid: int) -> bool:
@@ -82,35 +80,34 @@ class Snapshots:
         """Snapshot ``tensors`` (``(tid, tensor)`` pairs), forgetting every earlier snapshot."""
         import torch
 
-        made_before = self.made
-        self.marks, self.own, self.spans, self.views, self.made = {}, {}, {}, [], {}
+        before = self.batched
+        self.marks, self.own, self.batched, self.views = {}, {}, {}, []
         at = 0
         for tid, t in tensors:
             self.marks[tid] = marks(t)
-            key = (self.marks[tid][3], _layout(t))
-            views = made_before[tid][1] if tid in made_before and made_before[tid][0] == key else _byte_views(t)
+            layout = _layout(t)
+            views = before[tid][1] if tid in before and before[tid][0] == layout else _byte_views(t)
             if views is None:
                 self.own[tid] = Snapshot(t)
                 continue
-            self.made[tid] = (key, views)
             spans = []
             for view in views:
-                self.views.append(view)
                 spans.append((at, at + view.numel()))
                 at += view.numel()
-            self.spans[tid] = (key[1], spans)
+            self.views.extend(views)
+            self.batched[tid] = (layout, views, spans)
         self.buffer = torch.cat(self.views) if self.views else None
 
     def add(self, tid: int, t) -> None:
         """Snapshot ``t``, shared since the last ``take``."""
         self.marks[tid] = marks(t)
         self.own[tid] = Snapshot(t)
-        self.spans.pop(tid, None)
+        self.batched.pop(tid, None)
 
     def drop(self, tid: int) -> None:
         self.marks.pop(tid, None)
         self.own.pop(tid, None)
-        self.spans.pop(tid, None)  # its views stay in the buffer's order until the next take
+        self.batched.pop(tid, None)  # its views stay in the buffer's order until the next take
 
     def differing(self, tensors) -> list:
         """Those of ``tensors`` (``(tid, tensor)`` pairs with a snapshot) that are not as it."""
@@ -121,7 +118,7 @@ class Snapshots:
             if tid in self.own:
                 if self.own[tid].differs(t):
                     found.append((tid, t))
-            elif changed(t, self.marks[tid]) or _layout(t) != self.spans[tid][0]:
+            elif changed(t, self.marks[tid]) or _layout(t) != self.batched[tid][0]:
                 found.append((tid, t))
             else:
                 batched.append((tid, t))
@@ -129,14 +126,14 @@ class Snapshots:
             now = torch.cat(self.views)
             if not torch.equal(now, self.buffer):
                 found.extend((tid, t) for tid, t in batched
-                             if not all(torch.equal(now[a:b], self.buffer[a:b]) for a, b in self.spans[tid][1]))
+                             if not all(torch.equal(now[a:b], self.buffer[a:b]) for a, b in self.batched[tid][2]))
         return found
 
 
 def _layout(t) -> tuple:
-    """What a tensor's byte views depend on besides its data's place (which ``marks`` hold)."""
+    """What a tensor's byte views depend on: its data's place and layout, and its .grad's."""
     grad = t.grad
-    return (t.shape, t.stride(), t.storage_offset(),
+    return (None if t.is_meta else t.data_ptr(), t.shape, t.stride(), t.storage_offset(),
             None if grad is None else (grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset()))
 
 
@@ -151,10 +148,7 @@ def _byte_views(t) -> list | None:
             continue
         if x.layout != torch.strided or x.device.type != "cpu" or not x.is_contiguous() or x.numel() == 0:
             return None
-        x = x.detach()
-        if x.dtype.is_complex:
-            x = torch.view_as_real(x)
-        views.append(x.reshape(-1).view(torch.uint8))
+        views.append(wire.flat_bytes(x.detach()))  # a view: the tensor is contiguous
     return views
 
 
