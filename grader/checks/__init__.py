@@ -17,7 +17,8 @@ from grader.checks._devices import (
                                     device_params,
 )
 from grader.checks._gradients import check_gradients
-from grader.checks._opcount import count_aten_ops
+from grader.checks._held import HeldTensor, tensors_held_by
+from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
 from grader.checks._tensorboard import read_tensorboard, summary_writer
 from grader.checks._training import GradientSpy
@@ -27,7 +28,9 @@ __getattr__ = lazy_exports(__name__, dict.fromkeys(
     ("broadcastable_batch_shapes", "nested_containers", "shapes", "tensors"), "grader.checks._strategies"))
 
 __all__ = [
+    "AtenCall",
     "GradientSpy",
+    "HeldTensor",
     "RankFailed",
     "Ranks",
     "assert_close",
@@ -43,9 +46,11 @@ __all__ = [
     "device_params",
     "nested_containers",
     "read_tensorboard",
+    "record_aten_ops",
     "process_groups_kept",
     "run_ranks",
     "shapes",
     "summary_writer",
     "tensors",
+    "tensors_held_by",
 ]

@@ -27,7 +27,6 @@ import signal
 import socket
 import sys
 import weakref
-from collections import Counter
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -427,6 +426,25 @@ class Executor:
         node, _, out = self.request({"op": "describe", "id": self.live(ident), "what": what}, [])
         return self.decode(node, out)
 
+    def tensors_held(self, ident: int) -> list:
+        """The tensors the executor's object ``ident`` holds, as the executor says
+        (``grader.checks.tensors_held_by``)."""
+        import torch
+
+        from grader.checks._held import HeldTensor
+
+        node, _, out = self.request({"op": "held", "id": self.live(ident)}, [])
+        self.evidence_taken += 1
+        try:
+            held = [HeldTensor(tuple(shape), dtype, requires_grad) for shape, dtype, requires_grad
+                    in wire.decode(node, out)]
+        except (wire.WireError, TypeError, ValueError):
+            held = None
+        if held is None or not all(all(type(n) is int for n in t.shape) and type(t.dtype) is torch.dtype
+                                   and type(t.requires_grad) is bool for t in held):
+            self._fail("the submission's process sent no list of the tensors an object holds")
+        return held
+
     def items(self, ident: int) -> list:
         blobs: list[bytes] = []
         header = {"op": "items", "id": self.live(ident), "rng": self._rng_to_send(blobs)}
@@ -462,11 +480,11 @@ class Executor:
         """A deep copy of the executor's module ``ident`` (``mirror`` here), made there."""
         return self.call(ident, (mirror,), {}, builtin="deepcopy")
 
-    def call(self, ident: int, args: tuple, kwargs: dict, count_ops: bool = False,
+    def call(self, ident: int, args: tuple, kwargs: dict, record_ops: bool = False,
              builtin: str | None = None, method: str | None = None) -> Any:
-        """``obj(*args, **kwargs)`` in the executor; with ``count_ops``, (its result, the ATen
-        ops it dispatched there); with ``builtin="deepcopy"``, ``copy.deepcopy(*args)`` there;
-        with ``method``, ``obj.method(*args, **kwargs)``."""
+        """``obj(*args, **kwargs)`` in the executor; with ``record_ops``, (its result, the ATen
+        ops it dispatched there, ``grader.checks.record_aten_ops``); with ``builtin="deepcopy"``,
+        ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``."""
         import torch
 
         blobs: list[bytes] = []
@@ -474,7 +492,7 @@ class Executor:
         copies: list = []
         hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
-        header = {"op": "call", "id": self.live(ident), "count_ops": count_ops,
+        header = {"op": "call", "id": self.live(ident), "record_ops": record_ops,
                   "args": self.encode(tuple(args), blobs, tensors, copies, memories),
                   "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories),
                   "memories": memories.finish(blobs)}
@@ -502,8 +520,8 @@ class Executor:
             header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
                                 "grads": grads, "adopt": adopt, "hooks": hooks}
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
-                           "autocast": [torch.is_autocast_enabled("cpu"),
-                                        self.encode(torch.get_autocast_dtype("cpu"), blobs)],
+                           "autocast": [[device, self.encode(torch.get_autocast_dtype(device), blobs)]
+                                        for device in wire.AUTOCAST_DEVICES if torch.is_autocast_enabled(device)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
         header["push"] = self.mirrors.push(blobs)
@@ -530,13 +548,25 @@ class Executor:
                 self._take_changes(raised.reply, tensors, copies, memories, hook_keys)
             raise raised.error from None
         self._take_changes(reply, tensors, copies, memories, hook_keys)
-        if count_ops:
+        if record_ops:
             self.evidence_taken += 1
-            ops = reply.get("ops")
-            if not isinstance(ops, dict) or not all(isinstance(k, str) and type(v) is int for k, v in ops.items()):
-                self._fail("the submission's process sent no op counts")
-            return result, Counter(ops)
+            return result, self._recorded_ops(reply, reply.get("blobs", []))
         return result
+
+    def _recorded_ops(self, reply: dict, blobs: list[bytes]) -> list:
+        """The ``AtenCall``s the executor says a call dispatched (``grader.checks.record_aten_ops``)."""
+        import torch
+
+        from grader.checks._opcount import AtenCall
+
+        try:
+            calls = [AtenCall(name, tuple(dtypes)) for name, dtypes in wire.decode(reply.get("ops"), blobs)]
+        except (wire.WireError, TypeError, ValueError):
+            calls = None
+        if calls is None or not all(type(c.name) is str and all(type(d) is torch.dtype for d in c.dtypes)
+                                    for c in calls):
+            self._fail("the submission's process sent no record of the ops it dispatched")
+        return calls
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list, outputs: list | None = None,
                      copies: list = (), memories: SentMemories | None = None) -> tuple[Any, dict]:
@@ -865,9 +895,13 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._executor.call(self._ident, args, kwargs)
 
-    def call_counting_ops(self, *args: Any, **kwargs: Any) -> tuple[Any, Counter]:
-        """(``self(*args, **kwargs)``, the ATen ops it dispatched), counted in the executor."""
-        return self._executor.call(self._ident, args, kwargs, count_ops=True)
+    def call_recording_ops(self, *args: Any, **kwargs: Any) -> tuple[Any, list]:
+        """(``self(*args, **kwargs)``, the ATen ops it dispatched), recorded in the executor."""
+        return self._executor.call(self._ident, args, kwargs, record_ops=True)
+
+    def tensors_held_in_executor(self) -> list:
+        """The tensors this object holds, walked in the executor (``grader.checks.tensors_held_by``)."""
+        return self._executor.tensors_held(self._ident)
 
     def __iter__(self):
         return iter(self._executor.items(self._ident))

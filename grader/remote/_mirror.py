@@ -700,11 +700,11 @@ def mirror_class(type_name: str, base: type, executor) -> type:
                 raise
         return owner[0].getattr(owner[1], name)
 
-    def call_counting_ops(self, *args, **kwargs):
-        """(``self(*args, **kwargs)``, the ATen ops it dispatched), counted there, where the
-        forward runs (``grader.checks.count_aten_ops`` asks for this)."""
+    def call_recording_ops(self, *args, **kwargs):
+        """(``self(*args, **kwargs)``, the ATen ops it dispatched), recorded there, where the
+        forward runs (``grader.checks.record_aten_ops`` asks for this)."""
         executor, ident = _owner(self)
-        return executor.call(ident, args, kwargs, count_ops=True)
+        return executor.call(ident, args, kwargs, record_ops=True)
 
     def __deepcopy__(self, memo):
         executor, ident = _owner(self)
@@ -716,7 +716,7 @@ def mirror_class(type_name: str, base: type, executor) -> type:
 
     short = type_name.rsplit(".", 1)[-1] or "Module"
     return _MirrorType(short, (base,), {"forward": forward, "__getattr__": __getattr__, "__deepcopy__": __deepcopy__,
-                                        "call_counting_ops": call_counting_ops, "__reduce_ex__": __reduce_ex__,
+                                        "call_recording_ops": call_recording_ops, "__reduce_ex__": __reduce_ex__,
                                         "__module__": "submission", "__qualname__": type_name})
 
 

@@ -19,6 +19,8 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+# The device types whose autocast a call carries: the executor runs it with each on as the test has it.
+AUTOCAST_DEVICES = ("cpu", "cuda")
 MAX_FRAME = 1 << 30  # a gibibyte: larger than any exercise's tensors, small enough to refuse garbage
 _LENGTH = struct.Struct("!Q")
 

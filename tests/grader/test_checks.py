@@ -7,7 +7,9 @@ import torch
 from hypothesis import given, settings
 
 from grader.checks import (
+    AtenCall,
     GradientSpy,
+    HeldTensor,
     assert_close,
     assert_device,
     assert_raises_naming,
@@ -18,9 +20,11 @@ from grader.checks import (
     device_params,
     nested_containers,
     read_tensorboard,
+    record_aten_ops,
     shapes,
     summary_writer,
     tensors,
+    tensors_held_by,
 )
 
 
@@ -102,6 +106,30 @@ def test_count_aten_ops_sees_python_loops():
     assert sum(large.values()) > sum(small.values())
     _, ops = count_aten_ops(torch.mul, torch.randn(20, 3), 2)
     assert sum(ops.values()) == 1
+
+
+def test_record_aten_ops_names_each_op_with_its_tensors_dtypes():
+    a, b = torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 2, dtype=torch.float64)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        _, low = record_aten_ops(torch.matmul, a.float(), b.float())
+    _, plain = record_aten_ops(torch.matmul, a, b)
+    assert AtenCall("mm", (torch.bfloat16, torch.bfloat16)) in low
+    assert plain == [AtenCall("mm", (torch.float64, torch.float64))]
+
+
+def test_tensors_held_by_walks_attributes_and_containers_but_not_modules_it_reaches():
+    class Holder:
+        def __init__(self):
+            self.model = torch.nn.Linear(4, 4)  # reached, not owned
+            self.kind = torch.nn.Linear  # a class: not walked
+            self.copies = {"w": [torch.zeros(4, 4)], "pair": (torch.ones(()), 3.0)}
+            self.graph = torch.ones(2, requires_grad=True) * 2
+
+    held = tensors_held_by(Holder())
+    assert sorted(held) == sorted([HeldTensor((4, 4), torch.float32, False), HeldTensor((), torch.float32, False),
+                                   HeldTensor((2,), torch.float32, True)])
+    assert sorted(t.numel for t in held) == [1, 2, 16]
+    assert len(tensors_held_by(torch.nn.Linear(2, 2))) == 2  # a module asked about is walked
 
 
 def test_assert_raises_naming_reports_what_happened():

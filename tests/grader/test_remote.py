@@ -78,8 +78,19 @@ MODULE = textwrap.dedent('''
     def default_dtype():
         return torch.get_default_dtype()
 
-    def in_autocast():
-        return torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+    def in_autocast(device="cpu"):
+        return torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)
+
+    def matmul(a, b):
+        return a @ b
+
+    class Keeper:
+        def __init__(self):
+            self.kept = []
+            self.model = torch.nn.Linear(30, 30)  # a module it reaches: not what it holds
+
+        def keep(self, x):
+            self.kept.append({"x": x})
 
     def grad_enabled():
         return torch.is_grad_enabled()
@@ -538,6 +549,10 @@ def test_default_dtype_and_autocast_travel(module):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert module.in_autocast() == (True, torch.bfloat16)
     assert module.in_autocast()[0] is False
+    cuda = torch.cuda.is_available()
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=cuda):
+        on, dtype = module.in_autocast("cuda")
+        assert on is cuda and (dtype == torch.bfloat16 or not cuda)
 
 
 def test_objects_stay_there_and_are_reached_through_handles(module):
@@ -555,6 +570,34 @@ def test_op_counts_are_taken_there(module):
 
     out, ops = count_aten_ops(module.counted, torch.ones(2))
     assert torch.equal(out, torch.full((2,), 2.0)) and ops["add"] == 1
+
+
+def test_ops_and_the_dtypes_they_ran_in_are_recorded_there(module, executor):
+    from grader.checks import AtenCall, record_aten_ops
+
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    evidence = executor.evidence_taken
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, ops = record_aten_ops(module.matmul, a, b)
+    assert executor.evidence_taken == evidence + 1  # the executor's word: the test is marked
+    assert out.dtype == torch.bfloat16 and torch.allclose(out.float(), a @ b, atol=0.1)
+    assert AtenCall("mm", (torch.bfloat16, torch.bfloat16)) in ops
+    assert all(type(op) is AtenCall for op in ops)
+
+
+def test_what_an_object_holds_is_walked_there(module, executor):
+    from grader.checks import HeldTensor, tensors_held_by
+
+    keeper = module.Keeper()
+    evidence = executor.evidence_taken
+    assert tensors_held_by(keeper) == []
+    assert executor.evidence_taken == evidence + 1
+    keeper.keep(torch.ones(2, 3, requires_grad=True) * 2)
+    keeper.keep(torch.zeros((), dtype=torch.float64))
+    held = tensors_held_by(keeper)
+    assert sorted(held, key=lambda t: t.numel) == [HeldTensor((), torch.float64, False),
+                                                   HeldTensor((2, 3), torch.float32, True)]
+    assert [t.numel for t in held] in ([6, 1], [1, 6])
 
 
 def test_exceptions_keep_their_builtin_class_name_and_message(module):
@@ -919,8 +962,10 @@ def test_a_hang_costs_only_the_tests_that_hang(tmp_path, fork):
     # A public grid test that hangs, a sinusoidal test after it, a hidden grid test that hangs
     # (every test of the exercise would wait out a dozen time limits).
     chosen = ["test_coordinate_grid_corners", "test_sinusoidal_first_rows", "test_grid_x_varies_along_width"]
+    # The other exercise's quick tests: a hypothesis test of its could overrun 1 s on a busy machine.
+    quick = ["test_ema_small_example", "test_ema_update_is_in_place_on_the_same_memory"]
     graded, other = score_submission(root, [creation.id, inplace.id], limits=Limits(test_s=1), fork=fork,
-                                     select={creation.id: chosen}).exercises
+                                     select={creation.id: chosen, inplace.id: quick}).exercises
     assert other.score == other.max_score > 0
     assert {t.name.split("::")[-1]: t.status for t in graded.tests} == {
         "test_coordinate_grid_corners": "failed", "test_sinusoidal_first_rows": "passed",
