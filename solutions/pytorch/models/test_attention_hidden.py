@@ -12,10 +12,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given, settings, strategies as st
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, assert_shape,
-                           autocast, check_gradients, device_params)
+                           autocast, check_gradients, device_params, record_aten_ops)
 
 MASK_KINDS = ("none", "bool", "additive")
 F64 = dict(rtol=1e-9, atol=1e-9)
@@ -61,7 +60,10 @@ def qkv(lead, lq, lk, d, dv, *, seed=0, dtype=torch.float64, device="cpu", scale
 
 
 def call(impl, q, k, v, **kw):
-    result = impl.scaled_dot_product_attention(q, k, v, **kw)
+    return as_pair(impl.scaled_dot_product_attention(q, k, v, **kw))
+
+
+def as_pair(result):
     assert isinstance(result, tuple) and len(result) == 2, (
         f"scaled_dot_product_attention must return a tuple (out, weights), got {type(result).__name__}")
     return result
@@ -264,30 +266,20 @@ def test_dtype_and_device_follow_q(impl, dtype, device):
         assert_matches_torch(impl, q, k, v, mask, True, tol=tol)
 
 
-class _MatmulDtypes(TorchDispatchMode):
-    """Records the dtypes of the tensors every matrix-multiply op receives."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[tuple[str, torch.dtype]] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = func.overloadpacket.__name__
-        if name in ("mm", "bmm", "addmm", "baddbmm", "matmul", "addbmm", "dot", "mv"):
-            self.seen += [(name, a.dtype) for a in args if isinstance(a, torch.Tensor)]
-        return func(*args, **(kwargs or {}))
+MATMULS = ("mm", "bmm", "addmm", "baddbmm", "matmul", "addbmm", "dot", "mv")
 
 
 @pytest.mark.parametrize("device", device_params())
 def test_autocast_runs_matmuls_in_low_precision(impl, device):
     q, k, v = qkv((2, 2), 5, 6, 8, 4, seed=23, dtype=torch.float32, device=device)
     mask = torch.rand(5, 6, generator=torch.Generator().manual_seed(0)).to(device) < 0.8
-    recorder = _MatmulDtypes()
-    with autocast(device) as low, recorder:
-        out, _ = call(impl, q, k, v, mask=mask)
+    with autocast(device) as low:
+        result, ops = record_aten_ops(impl.scaled_dot_product_attention, q, k, v, mask=mask)
+    out, _ = as_pair(result)
+    seen = [(op.name, dtype) for op in ops if op.name in MATMULS for dtype in op.dtypes]
     name = describe(q, k, v, mask) + f" under torch.autocast({device!r})"
-    assert recorder.seen, f"{name}: no matrix multiply ran"
-    wrong = sorted({f"{op} on {dt}" for op, dt in recorder.seen if dt != low})
+    assert seen, f"{name}: no matrix multiply ran"
+    wrong = sorted({f"{op} on {dt}" for op, dt in seen if dt != low})
     assert not wrong, f"{name}: matmuls must run in {low} under autocast, saw {wrong}"
     assert out.dtype == low, f"{name}: out is {out.dtype}, expected {low}"
     assert bool(torch.isfinite(out).all()), f"{name}: out has NaN/inf"
