@@ -20,6 +20,7 @@ from grader.checks._gradients import check_gradients
 from grader.checks._held import HeldTensor, tensors_held_by
 from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
+from grader.checks._saved import count_saved_tensors
 from grader.checks._tensorboard import read_tensorboard, summary_writer
 from grader.checks._training import GradientSpy
 
@@ -43,6 +44,7 @@ __all__ = [
     "call_on_device",
     "check_gradients",
     "count_aten_ops",
+    "count_saved_tensors",
     "device_params",
     "nested_containers",
     "read_tensorboard",

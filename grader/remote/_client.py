@@ -31,6 +31,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from grader.remote import _probes
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
 from grader.remote._claims import claimed_class
@@ -480,10 +481,10 @@ class Executor:
         """A deep copy of the executor's module ``ident`` (``mirror`` here), made there."""
         return self.call(ident, (mirror,), {}, builtin="deepcopy")
 
-    def call(self, ident: int, args: tuple, kwargs: dict, record_ops: bool = False,
+    def call(self, ident: int, args: tuple, kwargs: dict, probe: str | None = None,
              builtin: str | None = None, method: str | None = None) -> Any:
-        """``obj(*args, **kwargs)`` in the executor; with ``record_ops``, (its result, the ATen
-        ops it dispatched there, ``grader.checks.record_aten_ops``); with ``builtin="deepcopy"``,
+        """``obj(*args, **kwargs)`` in the executor; with ``probe``, (its result, the evidence
+        of that check of ``grader.remote._probes``, taken there); with ``builtin="deepcopy"``,
         ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``."""
         import torch
 
@@ -492,7 +493,7 @@ class Executor:
         copies: list = []
         hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
-        header = {"op": "call", "id": self.live(ident), "record_ops": record_ops,
+        header = {"op": "call", "id": self.live(ident), "probe": probe,
                   "args": self.encode(tuple(args), blobs, tensors, copies, memories),
                   "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories),
                   "memories": memories.finish(blobs)}
@@ -548,25 +549,13 @@ class Executor:
                 self._take_changes(raised.reply, tensors, copies, memories, hook_keys)
             raise raised.error from None
         self._take_changes(reply, tensors, copies, memories, hook_keys)
-        if record_ops:
+        if probe is not None:
             self.evidence_taken += 1
-            return result, self._recorded_ops(reply, reply.get("blobs", []))
+            try:
+                return result, _probes.evidence(probe, wire.decode(reply.get("evidence"), reply.get("blobs", [])))
+            except (wire.WireError, TypeError, ValueError):
+                self._fail(f"the submission's process sent no evidence of the check {probe!r}")
         return result
-
-    def _recorded_ops(self, reply: dict, blobs: list[bytes]) -> list:
-        """The ``AtenCall``s the executor says a call dispatched (``grader.checks.record_aten_ops``)."""
-        import torch
-
-        from grader.checks._opcount import AtenCall
-
-        try:
-            calls = [AtenCall(name, tuple(dtypes)) for name, dtypes in wire.decode(reply.get("ops"), blobs)]
-        except (wire.WireError, TypeError, ValueError):
-            calls = None
-        if calls is None or not all(type(c.name) is str and all(type(d) is torch.dtype for d in c.dtypes)
-                                    for c in calls):
-            self._fail("the submission's process sent no record of the ops it dispatched")
-        return calls
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list, outputs: list | None = None,
                      copies: list = (), memories: SentMemories | None = None) -> tuple[Any, dict]:
@@ -649,9 +638,22 @@ class Executor:
 
     def vjp(self, call: int, grads: tuple) -> list:
         blobs: list[bytes] = []
-        node, _, out = self.request({"op": "vjp", "call": self.live(call),
-                                     "grads": self.encode(list(grads), blobs)}, blobs)
+        node, reply, out = self.request({"op": "vjp", "call": self.live(call),
+                                         "grads": self.encode(list(grads), blobs)}, blobs)
+        self._take_backward_changes(reply, out)
         return self.decode(node, out)
+
+    def _take_backward_changes(self, reply: dict, out: list[bytes]) -> None:
+        """What a product changed in the mirrored modules, when a forward ran during it (a
+        checkpoint's recomputation: ``Executor.op_vjp`` there)."""
+        import torch
+
+        if "shared" in reply:
+            try:
+                with torch.no_grad():
+                    self.mirrors.take(reply["shared"], out)
+            except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+                self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:
         """The vector-Jacobian product of ``call`` as a call there (a backward with
@@ -662,6 +664,7 @@ class Executor:
         needs = [*inputs, *(g for g in grads if g is not None and g.requires_grad)]
         holder: dict = {"copies": []}
         bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
+        self._take_backward_changes(holder["reply"], holder["reply"]["blobs"])
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
         return replace_tensors(holder["result"], swap)
 
@@ -895,9 +898,10 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._executor.call(self._ident, args, kwargs)
 
-    def call_recording_ops(self, *args: Any, **kwargs: Any) -> tuple[Any, list]:
-        """(``self(*args, **kwargs)``, the ATen ops it dispatched), recorded in the executor."""
-        return self._executor.call(self._ident, args, kwargs, record_ops=True)
+    def call_probed(self, probe: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """(``self(*args, **kwargs)``, the evidence of the check ``probe``), taken in the
+        executor (``grader.remote._probes``)."""
+        return self._executor.call(self._ident, args, kwargs, probe=probe)
 
     def tensors_held_in_executor(self) -> list:
         """The tensors this object holds, walked in the executor (``grader.checks.tensors_held_by``)."""

@@ -25,6 +25,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from grader.remote import _probes
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, Stub
 from grader.remote._claims import claim
@@ -187,7 +188,6 @@ class _Executor:
         fn = copy.deepcopy if header.get("builtin") == "deepcopy" else self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
-        ops = None
         try:
             with contextlib.ExitStack() as around:
                 around.enter_context(torch.set_grad_enabled(bool(state["grad_enabled"])))
@@ -198,10 +198,8 @@ class _Executor:
                     if on or torch.is_autocast_enabled(device_type):
                         around.enter_context(torch.autocast(device_type, dtype=autocast_on.get(device_type),
                                                             enabled=on))
-                if header.get("record_ops"):
-                    from grader.checks._opcount import record_aten_ops
-
-                    result, ops = record_aten_ops(fn, *args, **kwargs)
+                if header.get("probe") is not None:
+                    result, evidence = _probes.run(header["probe"], fn, args, kwargs)
                 else:
                     result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - reported, with what the call changed before it raised
@@ -234,8 +232,8 @@ class _Executor:
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
                        **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
-        if ops is not None:
-            reply["ops"] = wire.encode([[call.name, list(call.dtypes)] for call in ops], out)
+        if header.get("probe") is not None:
+            reply["evidence"] = wire.encode(evidence, out)
         if header.get("grad_call"):
             call = self._new_id()
             shared = [self.described.tensors[tid] for tid in wire.as_list(header["grad_shared"])]
@@ -245,24 +243,36 @@ class _Executor:
         return reply
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        import torch
+
         inputs, outputs = self.calls[header["call"]]
         create_graph = header.get("create_graph") is True
         sent: list = []  # with create_graph, the grads that require grad there are inputs too
         grads = wire.decode(header["grads"], blobs, grads=create_graph, tensors=sent)
         self.described.hooks_fire = False  # the product reaches the trusted side's tensors: there they fire
+        # A forward during the product (a checkpoint recomputing its blocks) can change the
+        # modules the trusted side mirrors (a block's log, batch norm's statistics): then what
+        # changed goes back, as after a call. Watched only here: a global hook slows every module.
+        forwards: list = []
+        watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
         try:
             result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
         finally:
+            watch.remove()
             self.described.hooks_fire = True
+        reply: dict = {}
+        if forwards:
+            reply["shared"] = self.described.changes(out)
+            self.described.take(None, [], self.caller.stub)
         if not create_graph:
-            return {"value": wire.encode([None if g is None else g.detach() for g in result], out)}
+            return {"value": wire.encode([None if g is None else g.detach() for g in result], out), **reply}
         # A double backward: this product is a call of its own, differentiable in the inputs of
         # the first and in the grads (the trusted side's Bridge wraps it as one).
         made = [g for g in result if g is not None]
         call = self._new_id()
         self.calls[call] = (list(inputs) + [g for g in sent if g.requires_grad], made)
         return {"value": wire.encode(result, out), "call": call,
-                "differentiable": [bool(g.requires_grad) for g in made]}
+                "differentiable": [bool(g.requires_grad) for g in made], **reply}
 
     # ------------------------------------------------------------------ values
 

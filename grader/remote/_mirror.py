@@ -700,11 +700,11 @@ def mirror_class(type_name: str, base: type, executor) -> type:
                 raise
         return owner[0].getattr(owner[1], name)
 
-    def call_recording_ops(self, *args, **kwargs):
-        """(``self(*args, **kwargs)``, the ATen ops it dispatched), recorded there, where the
-        forward runs (``grader.checks.record_aten_ops`` asks for this)."""
+    def call_probed(self, probe, *args, **kwargs):
+        """(``self(*args, **kwargs)``, the evidence of the check ``probe``), taken there, where
+        the forward runs (``grader.remote._probes``)."""
         executor, ident = _owner(self)
-        return executor.call(ident, args, kwargs, record_ops=True)
+        return executor.call(ident, args, kwargs, probe=probe)
 
     def __deepcopy__(self, memo):
         executor, ident = _owner(self)
@@ -716,7 +716,7 @@ def mirror_class(type_name: str, base: type, executor) -> type:
 
     short = type_name.rsplit(".", 1)[-1] or "Module"
     return _MirrorType(short, (base,), {"forward": forward, "__getattr__": __getattr__, "__deepcopy__": __deepcopy__,
-                                        "call_recording_ops": call_recording_ops, "__reduce_ex__": __reduce_ex__,
+                                        "call_probed": call_probed, "__reduce_ex__": __reduce_ex__,
                                         "__module__": "submission", "__qualname__": type_name})
 
 

@@ -84,6 +84,13 @@ MODULE = textwrap.dedent('''
     def matmul(a, b):
         return a @ b
 
+    def checkpointed(blocks, x):
+        from torch.utils.checkpoint import checkpoint
+
+        for block in blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return x
+
     class Keeper:
         def __init__(self):
             self.kept = []
@@ -1261,6 +1268,51 @@ class Counting(torch.nn.Module):
     def forward(self, x):
         self.modes.append(self.training)
         return self.inner(x)
+
+
+class Logged(torch.nn.Module):
+    """A block of the tests that logs each forward into a list it shares, with batch norm."""
+
+    def __init__(self, log: list) -> None:
+        super().__init__()
+        self.log = log
+        self.linear, self.norm = torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        self.log.append(len(self.log))
+        return self.norm(self.linear(x))
+
+
+def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_here(module):
+    from torch.utils.checkpoint import checkpoint
+
+    blocks = torch.nn.ModuleList([Logged([]), Logged([])])
+    blocks[1].log = log = blocks[0].log
+    local = copy.deepcopy(blocks)  # the same, checkpointed in this process
+    x = torch.randn(4, 3, requires_grad=True)
+    x_here = x.detach().clone().requires_grad_(True)
+    out, want = module.checkpointed(blocks, x), x_here
+    for block in local:
+        want = checkpoint(block, want, use_reentrant=False)
+    assert log == local[0].log == [0, 1]
+    weights = torch.randn(4, 3)  # batch norm's outputs sum to a constant: a plain sum has no gradient
+    (out * weights).sum().backward()
+    (want * weights).sum().backward()
+    assert log == local[0].log == [0, 1, 2, 3] and blocks[1].log is log  # the recomputation's forwards
+    for block, same in zip(blocks, local, strict=True):  # batch norm's statistics, updated again
+        assert torch.allclose(block.norm.running_mean, same.norm.running_mean)
+        assert int(block.norm.num_batches_tracked) == int(same.norm.num_batches_tracked) == 2
+    assert torch.allclose(x.grad, x_here.grad)
+
+
+def test_saved_tensors_are_counted_there(module, executor):
+    from grader.checks import count_saved_tensors
+
+    x = torch.randn(3, requires_grad=True)
+    evidence = executor.evidence_taken
+    out, there = count_saved_tensors(module.square, x)
+    assert executor.evidence_taken == evidence + 1
+    assert there == count_saved_tensors(lambda t: t * t, x)[1] == 2 and torch.equal(out, x * x)
 
 
 def test_what_a_module_of_the_tests_records_there_it_records_here_and_an_optimizer_hook_fires(module):

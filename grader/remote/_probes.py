@@ -1,0 +1,67 @@
+"""Checks that watch a call from inside the executor, by name.
+
+A check whose evidence only the process that runs the submission has (the ATen ops a call
+dispatched, the tensors autograd saved for backward) asks a handle's ``call_probed(name, ...)``:
+the executor runs the call under that very check and sends its evidence back as plain data,
+which ``evidence`` rebuilds, checked, on the trusted side. It is the executor's word, so the
+test is marked ``checked_in_executor``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grader.remote import _wire as wire
+
+
+def _run_aten_ops(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, list]:
+    from grader.checks._opcount import record_aten_ops
+
+    result, calls = record_aten_ops(fn, *args, **kwargs)
+    return result, [[call.name, list(call.dtypes)] for call in calls]
+
+
+def _aten_ops(plain: Any) -> list:
+    import torch
+
+    from grader.checks._opcount import AtenCall
+
+    pairs = (wire.as_list(call, 2) for call in wire.as_list(plain))
+    calls = [AtenCall(name, tuple(wire.as_list(dtypes))) for name, dtypes in pairs]
+    if not all(type(c.name) is str and all(type(d) is torch.dtype for d in c.dtypes) for c in calls):
+        raise wire.WireError("a record of ops that is not names and dtypes")
+    return calls
+
+
+def _run_saved_tensors(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, int]:
+    from grader.checks._saved import count_saved_tensors
+
+    return count_saved_tensors(fn, *args, **kwargs)
+
+
+def _saved_tensors(plain: Any) -> int:
+    if type(plain) is not int or plain < 0:
+        raise wire.WireError("a count of saved tensors that is not a count")
+    return plain
+
+
+# name -> (run the call under the check, executor side; rebuild its evidence, trusted side)
+PROBES: dict[str, tuple[Callable, Callable]] = {
+    "aten_ops": (_run_aten_ops, _aten_ops),
+    "saved_tensors": (_run_saved_tensors, _saved_tensors),
+}
+
+
+def run(name: Any, fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """``fn(*args, **kwargs)`` under the probe ``name``: its result and the evidence, as plain
+    data (executor side)."""
+    if name not in PROBES:
+        raise wire.WireError(f"no probe {name!r}")
+    return PROBES[name][0](fn, args, kwargs)
+
+
+def evidence(name: str, plain: Any) -> Any:
+    """What the check returns, rebuilt from the executor's plain data (``WireError`` for data
+    that is not such evidence)."""
+    return PROBES[name][1](plain)
