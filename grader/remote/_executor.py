@@ -136,10 +136,7 @@ class _Executor:
         return {"value": self._encode(value, out)}
 
     def op_held(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        from grader.checks._held import tensors_held_by
-
-        held = tensors_held_by(self.objects[header["id"]])
-        return {"value": wire.encode([[list(t.shape), t.dtype, t.requires_grad] for t in held], out)}
+        return {"value": wire.encode(_probes.held(self.objects[header["id"]]), out)}
 
     def op_call(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         import torch

@@ -1,10 +1,11 @@
-"""Checks that watch a call from inside the executor, by name.
+"""Evidence only the executor has, as the checks of ``grader.checks`` take it there.
 
-A check whose evidence only the process that runs the submission has (the ATen ops a call
-dispatched, the tensors autograd saved for backward) asks a handle's ``call_probed(name, ...)``:
-the executor runs the call under that very check and sends its evidence back as plain data,
-which ``evidence`` rebuilds, checked, on the trusted side. It is the executor's word, so the
-test is marked ``checked_in_executor``.
+A check that watches a call (the ATen ops it dispatched, the tensors autograd saved for
+backward) asks a handle's ``call_probed(name, ...)``: the executor runs the call under that very
+check and sends its evidence back as plain data, which ``evidence`` rebuilds, checked, on the
+trusted side. ``tensors_held_by`` asks a handle what its object holds: ``held`` walks it there,
+``held_tensors`` rebuilds the answer here. It is the executor's word either way, so the test is
+marked ``checked_in_executor``.
 """
 
 from __future__ import annotations
@@ -65,3 +66,24 @@ def evidence(name: str, plain: Any) -> Any:
     """What the check returns, rebuilt from the executor's plain data (``WireError`` for data
     that is not such evidence)."""
     return PROBES[name][1](plain)
+
+
+def held(obj: Any) -> list:
+    """The tensors ``obj`` holds (``grader.checks.tensors_held_by``), as plain data (executor side)."""
+    from grader.checks._held import tensors_held_by
+
+    return [[list(t.shape), t.dtype, t.requires_grad] for t in tensors_held_by(obj)]
+
+
+def held_tensors(plain: Any) -> list:
+    """The ``HeldTensor``s the executor listed (``WireError`` for data that is not such a list)."""
+    import torch
+
+    from grader.checks._held import HeldTensor
+
+    found = [HeldTensor(tuple(wire.as_list(shape)), dtype, requires_grad)
+             for shape, dtype, requires_grad in (wire.as_list(t, 3) for t in wire.as_list(plain))]
+    if not all(all(type(n) is int for n in t.shape) and type(t.dtype) is torch.dtype
+               and type(t.requires_grad) is bool for t in found):
+        raise wire.WireError("a list of held tensors that is not shapes, dtypes and flags")
+    return found
