@@ -35,7 +35,7 @@ from grader.remote import _probes
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
 from grader.remote._claims import claimed_class
-from grader.remote._kept import Kept, hooks_key, step_hooks
+from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
@@ -672,15 +672,15 @@ class Executor:
 
 def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
     """Make ``obj``, which the executor was given a copy of, what its copy became there: an
-    optimizer's or scheduler's state dict; a generator's state. (A module sent is mirrored from
-    then on: ``grader.remote._mirror``.)"""
+    optimizer's or scheduler's state (``grader.remote._kept.kept_state``); a generator's state.
+    (A module sent is mirrored from then on: ``grader.remote._mirror``.)"""
     import torch
 
     if not isinstance(state, dict) or state.get("kind") == "none":
         return
     kind = state["kind"]
     if kind == "state_dict" and hasattr(obj, "load_state_dict"):
-        obj.load_state_dict(wire.decode(state["state"], blobs))
+        load_kept_state(obj, wire.decode(state["state"], blobs))
     elif kind == "generator" and isinstance(obj, torch.Generator):
         obj.set_state(wire.decode(state["state"], blobs))
     else:

@@ -29,7 +29,7 @@ from grader.remote import _probes
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, Stub
 from grader.remote._claims import claim
-from grader.remote._kept import Kept, is_kept_kind, register_step_hooks
+from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
 from grader.remote._memory import ReceivedMemories
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
@@ -341,7 +341,7 @@ class _Executor:
         ident = self._new_id()
         self.objects[ident] = obj
         self.kept.add(ident, obj, hooks)
-        return {"kind": "state_dict", "state": wire.encode(obj.state_dict(), out), "kept": ident}
+        return {"kind": "state_dict", "state": wire.encode(kept_state(obj), out), "kept": ident}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
         return wire.decode(node, blobs, handle=self._resolve, grads=True)

@@ -6,20 +6,24 @@ on: the executor holds its copy under an id, a later call passes that same copy,
 call each side sends the other the state of every kept object that changed on its side since
 they last agreed. So a scheduler the submission builds on the test's optimizer sets the learning
 rates the test reads after each ``scheduler.step()``, and a learning rate the test sets is the
-one the scheduler sees. An optimizer's step hooks (a test's spies), which pickling leaves out,
-go as callbacks, and those the test adds or removes later follow at the next call. (Around a
-callback only mirrors and the RNG are agreed, not these.)
+one the scheduler sees. A class of the tests deriving from one (a GradScaler that records the
+calls made to it) is kept with the plain data it adds (``own_data``). An optimizer's step hooks
+(a test's spies), which pickling leaves out, go as callbacks, and those the test adds or removes
+later follow at the next call. (Around a callback only mirrors and the RNG are agreed, not these.)
 
 ``Kept`` is one side's record; each side compares states it encoded itself, so what the other
-side sent is believed only as data loaded with ``load_state_dict``.
+side sent is believed only as data loaded with ``load_state_dict`` and as plain data.
 """
 
 from __future__ import annotations
 
+import types
 import weakref
+from functools import lru_cache
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._mirror import plain_data, set_data
 
 
 def is_kept_kind(obj: Any) -> bool:
@@ -52,11 +56,72 @@ def register_step_hooks(obj: Any, pre: list, post: list) -> list:
     return [*(obj.register_step_pre_hook(h) for h in pre), *(obj.register_step_post_hook(h) for h in post)]
 
 
+def _is_torch_class(klass: type) -> bool:
+    return klass.__module__ == "torch" or klass.__module__.startswith("torch.")
+
+
+def _code_names(value: Any) -> set[str]:
+    """The names a function (or a property's getter, a method wrapped by a decorator) and the
+    functions it defines use: the attributes it reads and sets among them."""
+    fn = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+    codes = []
+    while fn is not None:
+        if isinstance(getattr(fn, "__code__", None), types.CodeType):
+            codes.append(fn.__code__)
+        fn = getattr(fn, "__wrapped__", None)
+    names: set[str] = set()
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
+@lru_cache(maxsize=64)
+def _torch_names(klass: type) -> frozenset[str]:
+    """Every name the methods of ``klass``'s torch base classes use."""
+    return frozenset().union(*(_code_names(v) for base in klass.__mro__ if _is_torch_class(base)
+                               for v in vars(base).values()))
+
+
+def _own_name(klass: type, name: str) -> bool:
+    return not name.startswith("_") and name not in _torch_names(klass)
+
+
+def own_data(obj: Any) -> dict[str, Any]:
+    """The data a class of the tests adds to a torch optimizer, scheduler or scaler it derives
+    from (a spy's list of the calls it saw): the public attributes no method of the torch
+    classes uses, whose values are plain data without tensors. None for torch's own classes."""
+    klass = type(obj)
+    if _is_torch_class(klass):
+        return {}
+    own = [(k, v) for k, v in getattr(obj, "__dict__", {}).items() if _own_name(klass, k)]
+    plain = plain_data(own)
+    return {name: value for name, value in own if name in plain}
+
+
+def kept_state(obj: Any) -> list:
+    """What keeps ``obj`` in step: its state dict and ``own_data``."""
+    return [obj.state_dict(), own_data(obj)]
+
+
+def load_kept_state(obj: Any, state: Any) -> None:
+    """Make ``obj`` what ``kept_state`` said of its counterpart (``WireError`` for other data);
+    a list or dict of its own data changes in place, so a reference the test holds sees it."""
+    state_dict, data = wire.as_list(state, 2)
+    if not isinstance(state_dict, dict) or not isinstance(data, dict):
+        raise wire.WireError("a kept object's state that is not a state dict and its data")
+    obj.load_state_dict(state_dict)
+    for name, value in data.items():
+        if type(name) is str and _own_name(type(obj), name) and not _is_torch_class(type(obj)):
+            set_data(obj, name, value)
+
+
 def _encoded_state(obj: Any) -> tuple[tuple[str, list[bytes]], Any, list[bytes]]:
-    """``obj``'s state dict encoded (its node and blobs, numbered from 0), and the key that
+    """``obj``'s ``kept_state`` encoded (its node and blobs, numbered from 0), and the key that
     tells whether it changed: the two as compared."""
     blobs: list[bytes] = []
-    node = wire.encode(obj.state_dict(), blobs)
+    node = wire.encode(kept_state(obj), blobs)
     return (repr(node), blobs), node, blobs
 
 
@@ -149,10 +214,7 @@ class Kept:
             obj = self._object(ident) if type(ident) is int else None
             if obj is None:
                 continue
-            state = wire.decode(node, blobs)
-            if not isinstance(state, dict):
-                raise wire.WireError("a kept object's state that is not a dict")
-            obj.load_state_dict(state)
+            load_kept_state(obj, wire.decode(node, blobs))
             self.agreed[ident] = self._key(obj)
 
     def _object(self, ident: int) -> Any:

@@ -513,7 +513,7 @@ class Mirrors:
                 ident, values = wire.as_list(entry, 2)
                 if (module := self.modules.get(ident)) is not None:
                     for name, value in (wire.as_list(v, 2) for v in wire.as_list(values)):
-                        _set_data(module, _name(name), wire.decode(value, []))
+                        set_data(module, _name(name), wire.decode(value, []))
         self.snapshots.take(self.live_tensors())
         self._agree()
 
@@ -589,8 +589,14 @@ class Mirrors:
 def _data(module) -> dict[str, str]:
     """A module's attributes that are plain data without tensors (a list a test's model
     appends to), each as the JSON of its wire node."""
+    return plain_data(_attributes(module))
+
+
+def plain_data(attributes: list[tuple[str, Any]]) -> dict[str, str]:
+    """Of ``(name, value)`` pairs, those whose value is plain data without tensors, each as the
+    JSON of its wire node."""
     found = {}
-    for name, value in _attributes(module):
+    for name, value in attributes:
         if _plain(value):
             blobs: list[bytes] = []
             try:
@@ -602,9 +608,9 @@ def _data(module) -> dict[str, str]:
     return found
 
 
-def _set_data(module, name: str, value: Any) -> None:
-    """Set a test's module attribute to what its copy's became there: a list or dict in place,
-    so a reference the test holds sees it."""
+def set_data(module, name: str, value: Any) -> None:
+    """Set a test's module (or kept object's) attribute to what its copy's became there: a list
+    or dict in place, so a reference the test holds sees it."""
     if name.startswith("__"):
         return
     current = module.__dict__.get(name)

@@ -84,6 +84,12 @@ MODULE = textwrap.dedent('''
     def matmul(a, b):
         return a @ b
 
+    def scaled_step(model, opt, scaler, x):
+        opt.zero_grad()
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+
     def checkpointed(blocks, x):
         from torch.utils.checkpoint import checkpoint
 
@@ -1303,6 +1309,50 @@ def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_her
         assert torch.allclose(block.norm.running_mean, same.norm.running_mean)
         assert int(block.norm.num_batches_tracked) == int(same.norm.num_batches_tracked) == 2
     assert torch.allclose(x.grad, x_here.grad)
+
+
+class RecordingScaler(torch.amp.GradScaler):
+    """A GradScaler of the tests that records the calls made to it."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[str] = []
+        self.dtypes: list[torch.dtype] = []
+
+    def scale(self, outputs):
+        self.calls.append("scale")
+        self.dtypes.append(outputs.dtype)
+        return super().scale(outputs)
+
+    def step(self, optimizer, *args, **kwargs):
+        self.calls.append("step")
+        return super().step(optimizer, *args, **kwargs)
+
+
+def test_a_kept_object_of_a_class_of_the_tests_keeps_the_data_it_adds_in_step(module):
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = RecordingScaler("cpu", init_scale=4.0, growth_interval=1)
+    calls = scaler.calls
+    module.scaled_step(model, opt, scaler, torch.randn(2, 3))
+    assert calls == ["scale", "step"] and scaler.calls is calls and scaler.dtypes == [torch.float32]
+    assert scaler.get_scale() == 8.0  # its state dict, as before
+    calls.clear()  # what the test changes reaches the copy there
+    module.scaled_step(model, opt, scaler, torch.randn(2, 3))
+    assert calls == ["scale", "step"] and scaler.dtypes == [torch.float32] * 2
+
+
+def test_the_data_a_class_of_the_tests_adds_to_a_kept_kind_is_its_own_plain_data_only():
+    from grader.remote._kept import own_data
+
+    class Spy(torch.optim.SGD):
+        def __init__(self, params, **kwargs) -> None:
+            super().__init__(params, **kwargs)
+            self.seen, self._mine, self.weights = [], [1], torch.ones(1)
+
+    spy = Spy([torch.zeros(1, requires_grad=True)], lr=0.1)
+    assert own_data(spy) == {"seen": []}  # not param_groups, defaults or state; nothing private, no tensor
+    assert own_data(torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)) == {}
 
 
 def test_saved_tensors_are_counted_there(module, executor):
