@@ -595,12 +595,14 @@ class Executor:
             if not isinstance(states, list) or len(states) != len(copies):
                 raise wire.WireError("the objects sent came back as something else")
             for obj, state, hooks in zip(copies, states, hook_keys):
-                _take_state(obj, state, out)
+                if _take_state(obj, state, out):
+                    self.evidence_taken += 1  # a spy's records, as the executor's copy has them
                 if isinstance(state, dict) and "kept" in state:
                     ident = self.own_id(state["kept"])
                     self.kept.add(ident, obj, hooks)
                     weakref.finalize(obj, self._release_kept, ident)
-            self.kept.take(reply.get("kept", []), out)
+            if self.kept.take(reply.get("kept", []), out):
+                self.evidence_taken += 1
             memories.write_back(reply.get("memories", []), out)
             self.mirrors.take(reply.get("shared"), out)
             self._take_rng(reply["rng"], out)
@@ -670,21 +672,22 @@ class Executor:
             self.to_free.append(ident)
 
 
-def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> None:
+def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> bool:
     """Make ``obj``, which the executor was given a copy of, what its copy became there: an
     optimizer's or scheduler's state (``grader.remote._kept.kept_state``); a generator's state.
-    (A module sent is mirrored from then on: ``grader.remote._mirror``.)"""
+    (A module sent is mirrored from then on: ``grader.remote._mirror``.) Whether data a class
+    of the tests adds changed (the executor's word)."""
     import torch
 
     if not isinstance(state, dict) or state.get("kind") == "none":
-        return
+        return False
     kind = state["kind"]
     if kind == "state_dict" and hasattr(obj, "load_state_dict"):
-        load_kept_state(obj, wire.decode(state["state"], blobs))
-    elif kind == "generator" and isinstance(obj, torch.Generator):
+        return load_kept_state(obj, wire.decode(state["state"], blobs))
+    if kind == "generator" and isinstance(obj, torch.Generator):
         obj.set_state(wire.decode(state["state"], blobs))
-    else:
-        raise wire.WireError(f"a {kind} state for a {type(obj).__name__}")
+        return False
+    raise wire.WireError(f"a {kind} state for a {type(obj).__name__}")
 
 
 class _Pickler(pickle.Pickler):

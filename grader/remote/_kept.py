@@ -105,16 +105,22 @@ def kept_state(obj: Any) -> list:
     return [obj.state_dict(), own_data(obj)]
 
 
-def load_kept_state(obj: Any, state: Any) -> None:
+def load_kept_state(obj: Any, state: Any) -> bool:
     """Make ``obj`` what ``kept_state`` said of its counterpart (``WireError`` for other data);
-    a list or dict of its own data changes in place, so a reference the test holds sees it."""
+    a list or dict of its own data changes in place, so a reference the test holds sees it.
+    Whether its own data changed (on the trusted side, the executor's word decided it)."""
     state_dict, data = wire.as_list(state, 2)
     if not isinstance(state_dict, dict) or not isinstance(data, dict):
         raise wire.WireError("a kept object's state that is not a state dict and its data")
     obj.load_state_dict(state_dict)
+    if _is_torch_class(type(obj)):
+        return False
+    before, changed = own_data(obj), False
     for name, value in data.items():
-        if type(name) is str and _own_name(type(obj), name) and not _is_torch_class(type(obj)):
+        if type(name) is str and _own_name(type(obj), name) and before.get(name) != value:
             set_data(obj, name, value)
+            changed = True
+    return changed
 
 
 def _encoded_state(obj: Any) -> tuple[tuple[str, list[bytes]], Any, list[bytes]]:
@@ -206,16 +212,19 @@ class Kept:
                 out.extend(blobs)
         return entries
 
-    def take(self, entries: Any, blobs: list[bytes]) -> None:
+    def take(self, entries: Any, blobs: list[bytes]) -> bool:
         """Load the states the other side sent (``changes``) into the kept objects; one of an
-        object this side no longer keeps is skipped (it was freed meanwhile)."""
+        object this side no longer keeps is skipped (it was freed meanwhile). Whether the own
+        data of any changed (``load_kept_state``)."""
+        data_changed = False
         for entry in wire.as_list(entries):
             ident, node = wire.as_list(entry, 2)
             obj = self._object(ident) if type(ident) is int else None
             if obj is None:
                 continue
-            load_kept_state(obj, wire.decode(node, blobs))
+            data_changed |= load_kept_state(obj, wire.decode(node, blobs))
             self.agreed[ident] = self._key(obj)
+        return data_changed
 
     def _object(self, ident: int) -> Any:
         obj = self.objects.get(ident)

@@ -1289,7 +1289,7 @@ class Logged(torch.nn.Module):
         return self.norm(self.linear(x))
 
 
-def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_here(module):
+def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_here(module, executor):
     from torch.utils.checkpoint import checkpoint
 
     blocks = torch.nn.ModuleList([Logged([]), Logged([])])
@@ -1302,9 +1302,11 @@ def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_her
         want = checkpoint(block, want, use_reentrant=False)
     assert log == local[0].log == [0, 1]
     weights = torch.randn(4, 3)  # batch norm's outputs sum to a constant: a plain sum has no gradient
+    evidence = executor.evidence_taken
     (out * weights).sum().backward()
     (want * weights).sum().backward()
     assert log == local[0].log == [0, 1, 2, 3] and blocks[1].log is log  # the recomputation's forwards
+    assert executor.evidence_taken > evidence  # the log, as the executor's copies wrote it
     for block, same in zip(blocks, local, strict=True):  # batch norm's statistics, updated again
         assert torch.allclose(block.norm.running_mean, same.norm.running_mean)
         assert int(block.norm.num_batches_tracked) == int(same.norm.num_batches_tracked) == 2
@@ -1329,12 +1331,16 @@ class RecordingScaler(torch.amp.GradScaler):
         return super().step(optimizer, *args, **kwargs)
 
 
-def test_a_kept_object_of_a_class_of_the_tests_keeps_the_data_it_adds_in_step(module):
+def test_a_kept_object_of_a_class_of_the_tests_keeps_the_data_it_adds_in_step(module, executor):
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    evidence = executor.evidence_taken
+    module.scaled_step(model, opt, torch.amp.GradScaler("cpu"), torch.randn(2, 3))
+    assert executor.evidence_taken == evidence  # torch's own classes: their state dicts only
     scaler = RecordingScaler("cpu", init_scale=4.0, growth_interval=1)
     calls = scaler.calls
     module.scaled_step(model, opt, scaler, torch.randn(2, 3))
+    assert executor.evidence_taken > evidence  # what the spy recorded is the executor's word
     assert calls == ["scale", "step"] and scaler.calls is calls and scaler.dtypes == [torch.float32]
     assert scaler.get_scale() == 8.0  # its state dict, as before
     calls.clear()  # what the test changes reaches the copy there
