@@ -639,12 +639,9 @@ class Executor:
     def _take_backward_changes(self, reply: dict, out: list[bytes]) -> None:
         """What a product changed in the mirrored modules, when a forward ran during it (a
         checkpoint's recomputation: ``Executor.op_vjp`` there)."""
-        import torch
-
         if "shared" in reply:
             try:
-                with torch.no_grad():
-                    self.mirrors.take(reply["shared"], out)
+                self.mirrors.take(reply["shared"], out)
             except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
                 self._fail(f"the submission's process answered out of protocol ({exc})")
 

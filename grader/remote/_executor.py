@@ -185,18 +185,21 @@ class _Executor:
         fn = copy.deepcopy if header.get("builtin") == "deepcopy" else self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
+        autocast_on = {device_type: wire.decode(dtype, blobs)
+                       for device_type, dtype in (wire.as_list(e, 2) for e in wire.as_list(state["autocast"]))}
+        probe = header.get("probe")
+        if probe is not None and probe not in _probes.PROBES:
+            raise wire.WireError(f"no probe {probe!r}")
         try:
             with contextlib.ExitStack() as around:
                 around.enter_context(torch.set_grad_enabled(bool(state["grad_enabled"])))
-                autocast_on = {device_type: wire.decode(dtype, blobs)
-                               for device_type, dtype in (wire.as_list(e, 2) for e in wire.as_list(state["autocast"]))}
                 for device_type in wire.AUTOCAST_DEVICES:  # as the test has it, whatever an earlier call left
                     on = device_type in autocast_on
                     if on or torch.is_autocast_enabled(device_type):
                         around.enter_context(torch.autocast(device_type, dtype=autocast_on.get(device_type),
                                                             enabled=on))
-                if header.get("probe") is not None:
-                    result, evidence = _probes.run(header["probe"], fn, args, kwargs)
+                if probe is not None:
+                    result, evidence = _probes.run(probe, fn, args, kwargs)
                 else:
                     result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - reported, with what the call changed before it raised
@@ -229,7 +232,7 @@ class _Executor:
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
                        **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
-        if header.get("probe") is not None:
+        if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         if header.get("grad_call"):
             call = self._new_id()

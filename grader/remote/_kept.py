@@ -91,7 +91,7 @@ def _own_name(klass: type, name: str) -> bool:
 def own_data(obj: Any) -> dict[str, Any]:
     """The data a class of the tests adds to a torch optimizer, scheduler or scaler it derives
     from (a spy's list of the calls it saw): the public attributes no method of the torch
-    classes uses, whose values are plain data without tensors. None for torch's own classes."""
+    classes uses, whose values are plain data without tensors. Empty for torch's own classes."""
     klass = type(obj)
     if _is_torch_class(klass):
         return {}
