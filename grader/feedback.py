@@ -6,7 +6,8 @@
 - Messages: the failure's own message (a hidden test's failing expression left out), the
   learner's frames with paths as the learner knows them and, for a public test, its failing
   line; never the kit's internals or a hidden test's source.
-- Hypothesis profiles: derandomized with no database when grading, fresh each run for a learner.
+- Hypothesis profiles: derandomized with no database when grading, fresh each run for a learner;
+  a run that needs only the verdict reports a test's first failing example, unshrunk.
 
 Framework-free and engine-free: imported by the pytest plugin and the notebook runtime.
 """
@@ -18,6 +19,7 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from grader import catalog
@@ -68,6 +70,24 @@ def _load_profile(name: str) -> None:
     settings.load_profile(name)
     if name == HYPOTHESIS_GRADING:
         _without_local_constants()
+
+
+def report_first_failing_examples(tests: Iterable[Callable]) -> None:
+    """Have each hypothesis test among ``tests`` (test functions, or methods) fail with the first
+    failing example it finds, not shrink it to the simplest one first: for a run that needs only
+    whether a test fails (``grader verify``'s stubs and wrong solutions, mutants). Which tests
+    fail does not change; shrinking only looks for a simpler example of a failure already found.
+    Only the process that calls it is changed (a forked grading child, never its server)."""
+    from hypothesis import Phase, settings
+
+    for test in tests:
+        test = getattr(test, "__func__", test)
+        if not getattr(test, "is_hypothesis_test", False):
+            continue
+        chosen = test._hypothesis_internal_use_settings
+        if Phase.shrink in chosen.phases:
+            test._hypothesis_internal_use_settings = settings(
+                chosen, phases=tuple(phase for phase in chosen.phases if phase is not Phase.shrink))
 
 
 def _without_local_constants() -> None:

@@ -88,6 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "run all their tests. May be repeated.")
     group.addoption("--until-failed", default=None, metavar="JSON",
                     help=argparse.SUPPRESS)  # grader._until_failed: exercise id -> groups of test names
+    group.addoption("--no-shrink", action="store_true", default=False,
+                    help=argparse.SUPPRESS)  # only the verdict is read (feedback.report_first_failing_examples)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -327,17 +329,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=left_out)
     _emit_collected(config, kept)
     items[:] = _without_absent_modules(config, kept)
+    if config.getoption("no_shrink"):
+        feedback.report_first_failing_examples(item.obj for item in items if isinstance(item, pytest.Function))
 
 
 def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
                          exercises: list[str], select: dict[str, list[str]], deselect: list[str],
-                         exitfirst: bool, until_failed: dict[str, list[list[str]]]) -> None:
+                         exitfirst: bool, until_failed: dict[str, list[list[str]]], shrink: bool) -> None:
     """Make the session a fork server collected (every exercise it serves, nothing run yet) one
     grading child's, in the child forked for it, before its tests run: the submission in
     ``impl_root``, records to ``report_fd`` signed with the key on ``key_fd``, only the tests of
     ``exercises`` that ``select`` (as ``--select-test``) keeps and ``deselect`` (node ids, as
     ``--deselect``) does not name, pytest's ``--exitfirst`` when ``exitfirst``, and
-    ``until_failed``'s groups (as ``--until-failed``)."""
+    ``until_failed``'s groups (as ``--until-failed``), and failing examples shrunk unless
+    ``shrink`` is false (as ``--no-shrink``)."""
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     config = session.config
@@ -357,6 +362,8 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
     _emit_collected(config, kept)
     session.items[:] = _without_absent_modules(config, kept)
     session.testscollected = len(session.items)
+    if not shrink:
+        feedback.report_first_failing_examples(item.obj for item in session.items if isinstance(item, pytest.Function))
     collector = config.pluginmanager.get_plugin("drills-collector")
     if collector is not None:
         collector.pytest_collection_finish(session)

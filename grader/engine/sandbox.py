@@ -321,7 +321,7 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
 def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limits, *,
               hide: list[Path] = (), fork: bool = False, stop_at_first_failure: bool = False,
               select: Mapping[str, Collection[str]] | None = None, until_failed: FailureGroups | None = None,
-              on_start: Callable[[], None] = lambda: None) -> ChildRun:
+              shrink: bool = True, on_start: Callable[[], None] = lambda: None) -> ChildRun:
     """Stage ``submission`` and run the exercises' public and hidden tests in a jailed child.
 
     A test that outlives ``outside_limit`` is stopped from outside and fails with a timeout;
@@ -334,6 +334,9 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     the other tests of a named exercise are deselected and never reported.
     ``until_failed``: exercise id -> groups of its tests; a test every group naming which already
     has a failing test is left out and never reports (``grader._until_failed``).
+    ``shrink``: a failing hypothesis test shrinks its example to the simplest (what a learner
+    reads); False reports the first failing example found, for a run that needs only which
+    tests fail (``grader.feedback.report_first_failing_examples``).
     ``on_start``: called once, when the first child has started: work of the caller's meant to run
     beside the tests starts there (before, it would only take the GIL from the child's start).
     """
@@ -346,7 +349,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
     try:
         return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
-                             stop_at_first_failure, select, until_failed, ends, on_start)
+                             stop_at_first_failure, select, until_failed, shrink, ends, on_start)
     finally:
         _end(ends, workdir)
 
@@ -354,7 +357,7 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
 def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
                   select: Mapping[str, Collection[str]] | None, until_failed: FailureGroups | None,
-                  ends: list[Callable[[], None]],
+                  shrink: bool, ends: list[Callable[[], None]],
                   on_start: Callable[[], None]) -> ChildRun:
     """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
     impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
@@ -382,7 +385,7 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
                 options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
                            "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
                            "deselect": done, "exitfirst": stop_at_first_failure,
-                           "until_failed": groups}
+                           "until_failed": groups, "shrink": shrink}
                 (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
                 args = []
             else:  # a pytest command line, the tests chosen in an @file (one argument a line)
@@ -390,6 +393,8 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
                           for name in names]
                 if groups:
                     chosen.append(f"--until-failed={json.dumps(groups)}")
+                if not shrink:
+                    chosen.append("--no-shrink")
                 (work / "tests.args").write_text("".join(
                     f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
                 args = [*_session(kit, exercises, limits), "--impl-root", str(impl),

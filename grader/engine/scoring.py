@@ -192,7 +192,7 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
                      limits: Limits | None = None, hide: list[Path] = (), fork: bool = False,
                      stop_at_first_failure: bool = False,
                      select: Mapping[str, Collection[str]] | None = None,
-                     until_failed: FailureGroups | None = None) -> Report:
+                     until_failed: FailureGroups | None = None, shrink: bool = True) -> Report:
     """Grade ``submission`` (a directory laid out like ``exercises/``) on the chosen exercises.
 
     ``hide``: further directories the child must not see (e.g. the other submissions of a batch).
@@ -205,6 +205,8 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     ``until_failed``: exercise id -> groups of its tests (names as for ``select``); a test every
     group naming which already has a failing test does not run and reads as missing
     (``grader._until_failed``). The score then says only which groups fail (``grader verify``).
+    ``shrink``: False reports a failing hypothesis test's first failing example, unshrunk: for a
+    run that needs only which tests fail (which does not change), not the simplest example.
 
     Raises:
         SubmissionError: ``submission`` is not a directory.
@@ -214,20 +216,20 @@ def score_submission(submission: Path | str, exercise_ids: list[str] | None = No
     if not submission.is_dir():
         raise SubmissionError(f"submission must be a directory laid out like exercises/: {submission}")
     return _score(submission, catalog.select(exercise_ids), limits or Limits(), list(hide), fork,
-                  stop_at_first_failure, select, until_failed)
+                  stop_at_first_failure, select, until_failed, shrink)
 
 
 def _score(submission: Path, exercises: list[catalog.Exercise], limits: Limits, hide: list[Path],
            fork: bool, stop_at_first_failure: bool = False,
            select: Mapping[str, Collection[str]] | None = None,
-           until_failed: FailureGroups | None = None) -> Report:
+           until_failed: FailureGroups | None = None, shrink: bool = True) -> Report:
     started = time.monotonic()
     code = {ex.id: submitted_code(submission / ex.relpath) for ex in exercises}
     comparing: list[Future] = []
     with ThreadPoolExecutor(1) as helper:
         run = run_tests(submission.resolve(), exercises, limits, hide=hide, fork=fork,
                         stop_at_first_failure=stop_at_first_failure, select=select, until_failed=until_failed,
-                        on_start=lambda: comparing.append(helper.submit(similarity.to_references, code)))
+                        shrink=shrink, on_start=lambda: comparing.append(helper.submit(similarity.to_references, code)))
     results, problems = _fold(run, exercises, limits)
     for result in results:
         result.code = code[result.id]

@@ -12,6 +12,8 @@ they include a hidden one): that is what it must fail, and the rest of the suite
 Nor do they run past what decides the verdict: each clause's tests, each ``caught_by`` test and the
 hidden tests among them form groups, and a test every group of which already failed is left out
 (``grader._until_failed``); it reads as missing, where a failure would have changed nothing.
+The stub and the wrong solutions need only to fail: a failing hypothesis test of theirs ends at
+the first failing example it finds, unshrunk (``score_submission``'s ``shrink``).
 """
 
 from __future__ import annotations
@@ -168,10 +170,12 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
         def grade(name: str) -> Report:
             root, selected = jobs_by_name[name]
             chosen = runs.get(name, {})
-            # Forked from a server that imported the frameworks and collected the tests once.
+            # Forked from a server that imported the frameworks and collected the tests once. Only
+            # the reference's failures are read (by its maintainer): the others need only to fail.
             report = score_submission(root, selected, limits=limits, fork=True,
                                       select={ex_id: run.tests for ex_id, run in chosen.items() if run.tests},
-                                      until_failed={ex_id: run.groups for ex_id, run in chosen.items() if run.groups})
+                                      until_failed={ex_id: run.groups for ex_id, run in chosen.items() if run.groups},
+                                      shrink=name == "reference")
             if on_run:
                 on_run(name, report)
             return report

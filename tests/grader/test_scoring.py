@@ -175,6 +175,28 @@ def test_until_failed_leaves_out_the_tests_whose_groups_all_failed_and_nothing_e
     assert other_result.score == other_result.max_score > 0
 
 
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_without_shrinking_a_failing_test_fails_on_its_first_failing_example(tmp_path, fork):
+    # grader verify and mutants need only whether a test fails: a hypothesis test then stops at
+    # the first failing example it finds, where shrinking would call the submission on and on.
+    # The submission numbers its calls in the message of the error it raises when d >= 2.
+    test = "test_pairwise_matches_brute_force_over_broadcast_shapes"
+    counting = REFERENCE + (
+        "\n_calls = [0]\n_pairwise = pairwise_sq_dists\n\n\n"
+        "def pairwise_sq_dists(a, b):\n"
+        "    _calls[0] += 1\n"
+        "    if a.shape[-1] >= 2:\n"
+        "        raise ValueError(f'call {_calls[0]} failed')\n"
+        "    return _pairwise(a, b)\n")
+    calls = {}
+    for shrink in (True, False):
+        result = _grade(tmp_path / str(shrink), counting, fork=fork, shrink=shrink, select={EX.id: [test]})
+        [failed] = result.tests
+        assert failed.status == "failed" and result.score == 0, failed
+        calls[shrink] = int(failed.message.split("call ", 1)[1].split()[0])
+    assert calls[False] < calls[True], calls
+
+
 def test_a_signed_line_carries_one_record_or_a_list_and_a_forged_one_none(tmp_path):
     key = _records.new_key()
     read_end, write_end = os.pipe()
