@@ -55,7 +55,7 @@ def test_every_mutant_compiles_differs_and_has_a_unique_stable_id():
 def test_no_mutant_only_changes_message_text_or_which_parameters_go_by_keyword():
     # The learner neither writes the error messages' exact text nor the stub's signature.
     def same(reference: str, mutant: str) -> bool:
-        return mutants._same_behaviour(mutants._Statements(reference), mutant)
+        return mutants._same_behaviour(mutants._Parsed(reference), mutants._Parsed(mutant))
 
     assert same('def f(a, *, b=1):\n    raise ValueError(f"{a} is 2")\n',
                 'def f(a, /, b=1):\n    raise ValueError(f"{a} is 3")\n')
@@ -64,6 +64,13 @@ def test_no_mutant_only_changes_message_text_or_which_parameters_go_by_keyword()
     # Decorators are part of their function; a statement more or less is another module.
     assert not same("@d(1)\ndef f():\n    pass\n", "@d(2)\ndef f():\n    pass\n")
     assert not same("x = 1\n", "x = 1\ny = 2\n")
+    # Compound statements are compared block by block: an f-string deep inside is still text.
+    nested = 'def f(a):\n    try:\n        if a:\n            raise ValueError(f"{a} is {1}")\n' \
+             '    except KeyError:\n        pass\n'
+    assert same(nested, nested.replace("{1}", "{2}"))
+    assert not same(nested, nested.replace("KeyError", "IndexError"))
+    assert not same(nested, nested.replace("if a:", "if not a:"))
+    assert not same(nested, nested.replace("        pass\n", "        raise\n"))
     for m in mutants.generate(catalog.get_exercise("pytorch.tensors.numpy_bridge")):
         assert ", /," not in m.diff, m.diff  # from_numpy(a, *, share_memory=True) made positional
 
