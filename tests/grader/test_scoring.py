@@ -197,6 +197,25 @@ def test_without_shrinking_a_failing_test_fails_on_its_first_failing_example(tmp
     assert calls[False] < calls[True], calls
 
 
+def test_a_failure_hypothesis_cannot_reproduce_is_told_by_its_message_alone(tmp_path):
+    # Hypothesis notes the failure it expected when its replay passes; that note is the failure's
+    # message, never pytest's rendering of the hidden test's frames (nor their source).
+    test = "test_pairwise_matches_brute_force_over_broadcast_shapes"
+    first_call_fails = REFERENCE + (
+        "\n_calls = [0]\n_pairwise = pairwise_sq_dists\n\n\n"
+        "def pairwise_sq_dists(a, b):\n"
+        "    _calls[0] += 1\n"
+        "    if _calls[0] == 1:\n"
+        "        raise ValueError('only the first call fails')\n"
+        "    return _pairwise(a, b)\n")
+    [failed] = _grade(tmp_path, first_call_fails, fork=True, select={EX.id: [test]}).tests
+    assert failed.status == "failed", failed
+    assert "Failed to reproduce exception. Expected: \nValueError: only the first call fails" in failed.message
+    hidden_source = EX.hidden_tests.read_text()
+    lines = [line.strip() for line in failed.message.splitlines()]
+    assert not [line for line in lines if len(line) > 12 and line in hidden_source]
+
+
 def test_a_signed_line_carries_one_record_or_a_list_and_a_forged_one_none(tmp_path):
     key = _records.new_key()
     read_end, write_end = os.pipe()
