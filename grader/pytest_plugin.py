@@ -435,8 +435,8 @@ def _brief_failure(excinfo: pytest.ExceptionInfo) -> str:
     """An exercise test's ``repr_failure`` when grading: the failure's message alone. Only
     hypothesis asks for it, twice per failing test, for the notes of a failure it could not
     reproduce; pytest's own rendering (each frame's source, its statement found by parsing its
-    file) was a quarter of the time of grading a stub, and no report reads it
-    (``pytest_runtest_makereport`` builds the learner's message instead)."""
+    file) costs, and no report reads it (``pytest_runtest_makereport`` builds the learner's
+    message instead)."""
     return feedback.message_text(excinfo.value)
 
 
