@@ -85,9 +85,12 @@ def _finish(pid: int, pipes: tuple[int, ...]) -> dict:
         records = _records.verify_all(KEY, (line.decode() for line in stream))
     with os.fdopen(cpu_r, "rb") as stream:
         test_s, main_thread_s = json.loads(stream.read() or "[NaN, NaN]")
-    _, _, usage = os.wait4(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
+    tests = len(_records.of(records, _records.Event.RESULT))
+    if not tests:  # a child that broke before its tests: its numbers would measure nothing
+        raise SystemExit(f"a child ended (wait status {status}) before reporting any test")
     return {"cpu_s": usage.ru_utime + usage.ru_stime, "main_thread_s": main_thread_s, "test_s": test_s,
-            "tests": len(_records.of(records, _records.Event.RESULT))}
+            "tests": tests}
 
 
 def per_child(session: list[str], impl: str, children: int) -> list[dict]:
@@ -130,7 +133,7 @@ def in_session(session: list[str], impl: str, children: int, exercises: list[str
                     capture.suspend_global_capture()
                     pytest_plugin.start_forked_session(
                         session, impl_root=impl, report_fd=report_w, key_fd=key_r, exercises=exercises,
-                        select={}, deselect=[], exitfirst=False)
+                        select={}, deselect=[], exitfirst=False, until_failed={}, shrink=True)
                     return None
                 runs.append(_finish(pid, pipes))
             return True
