@@ -5,6 +5,7 @@ Importing this package imports torch (it is for PyTorch exercise tests).
 
 from grader._errors import assert_raises_naming
 from grader._lazy import lazy_exports
+from grader.checks._calls import record_calls
 from grader.checks._compare import (
                                     assert_close,
                                     assert_device,
@@ -49,6 +50,7 @@ __all__ = [
     "nested_containers",
     "read_tensorboard",
     "record_aten_ops",
+    "record_calls",
     "process_groups_kept",
     "run_ranks",
     "shapes",

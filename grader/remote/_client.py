@@ -472,10 +472,11 @@ class Executor:
         """A deep copy of the executor's module ``ident`` (``mirror`` here), made there."""
         return self.call(ident, (mirror,), {}, builtin="deepcopy")
 
-    def call(self, ident: int, args: tuple, kwargs: dict, probe: str | None = None,
+    def call(self, ident: int, args: tuple, kwargs: dict, probe: str | tuple[str, Any] | None = None,
              builtin: str | None = None, method: str | None = None) -> Any:
-        """``obj(*args, **kwargs)`` in the executor; with ``probe``, (its result, the evidence
-        of that check of ``grader.remote._probes``, taken there); with ``builtin="deepcopy"``,
+        """``obj(*args, **kwargs)`` in the executor; with ``probe`` (a name, or a ``(name,
+        parameter)`` pair), (its result, the evidence of that check of ``grader.remote._probes``,
+        taken there); with ``builtin="deepcopy"``,
         ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``."""
         import torch
 
@@ -484,7 +485,9 @@ class Executor:
         copies: list = []
         hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
+        probe, probe_with = _probes.split(probe)
         header = {"op": "call", "id": self.live(ident), "probe": probe,
+                  "probe_with": wire.encode(probe_with, blobs),
                   "args": self.encode(tuple(args), blobs, tensors, copies, memories),
                   "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories),
                   "memories": memories.finish(blobs)}
@@ -889,7 +892,7 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._executor.call(self._ident, args, kwargs)
 
-    def call_probed(self, probe: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    def call_probed(self, probe: str | tuple[str, Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """(``self(*args, **kwargs)``, the evidence of the check ``probe``), taken in the
         executor (``grader.remote._probes``)."""
         return self._executor.call(self._ident, args, kwargs, probe=probe)

@@ -199,7 +199,8 @@ class _Executor:
                         around.enter_context(torch.autocast(device_type, dtype=autocast_on.get(device_type),
                                                             enabled=on))
                 if probe is not None:
-                    result, evidence = _probes.run(probe, fn, args, kwargs)
+                    parameter = wire.decode(header.get("probe_with"), blobs)
+                    result, evidence = _probes.run(probe, fn, args, kwargs, parameter)
                 else:
                     result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - reported, with what the call changed before it raised

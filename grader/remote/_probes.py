@@ -1,8 +1,9 @@
 """Evidence only the executor has, as the checks of ``grader.checks`` take it there.
 
 A check that watches a call (the ATen ops it dispatched, the tensors autograd saved for
-backward) asks a handle's ``call_probed(name, ...)``: the executor runs the call under that very
-check and sends its evidence back as plain data, which ``evidence`` rebuilds, checked, on the
+backward, the watched Python functions it ran) asks a handle's ``call_probed(probe, ...)``, the
+probe a name or a ``(name, parameter)`` pair: the executor runs the call under that very check
+and sends its evidence back as plain data, which ``evidence`` rebuilds, checked, on the
 trusted side. ``tensors_held_by`` asks a handle what its object holds: ``held`` walks it there,
 ``held_tensors`` rebuilds the answer here. It is the executor's word either way, so the test is
 marked ``checked_in_executor``.
@@ -16,7 +17,7 @@ from typing import Any
 from grader.remote import _wire as wire
 
 
-def _run_aten_ops(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, list]:
+def _run_aten_ops(fn: Callable, args: tuple, kwargs: dict, parameter: None) -> tuple[Any, list]:
     from grader.checks._opcount import record_aten_ops
 
     result, calls = record_aten_ops(fn, *args, **kwargs)
@@ -35,7 +36,7 @@ def _aten_ops(plain: Any) -> list:
     return calls
 
 
-def _run_saved_tensors(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, int]:
+def _run_saved_tensors(fn: Callable, args: tuple, kwargs: dict, parameter: None) -> tuple[Any, int]:
     from grader.checks._saved import count_saved_tensors
 
     return count_saved_tensors(fn, *args, **kwargs)
@@ -47,17 +48,39 @@ def _saved_tensors(plain: Any) -> int:
     return plain
 
 
+def _run_calls(fn: Callable, args: tuple, kwargs: dict, watched: Any) -> tuple[Any, list]:
+    from grader.checks._calls import record_calls
+
+    if not (isinstance(watched, list) and all(type(name) is str for name in watched)):
+        raise wire.WireError("watched functions that are not names")
+    return record_calls(watched, fn, *args, **kwargs)
+
+
+def _calls(plain: Any) -> list[str]:
+    names = wire.as_list(plain)
+    if not all(type(name) is str for name in names):
+        raise wire.WireError("a record of calls that is not names")
+    return names
+
+
 # name -> (run the call under the check, executor side; rebuild its evidence, trusted side)
 PROBES: dict[str, tuple[Callable, Callable]] = {
     "aten_ops": (_run_aten_ops, _aten_ops),
     "saved_tensors": (_run_saved_tensors, _saved_tensors),
+    "calls": (_run_calls, _calls),
 }
 
 
-def run(name: str, fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    """``fn(*args, **kwargs)`` under the probe ``name`` (one of ``PROBES``): its result and the
-    evidence, as plain data (executor side)."""
-    return PROBES[name][0](fn, args, kwargs)
+def split(probe: Any) -> tuple[str, Any]:
+    """A probe as ``call_probed`` takes it (a name, or a ``(name, parameter)`` pair): its name
+    and its parameter (None when it has none)."""
+    return (probe[0], probe[1]) if isinstance(probe, tuple) else (probe, None)
+
+
+def run(name: str, fn: Callable, args: tuple, kwargs: dict, parameter: Any = None) -> tuple[Any, Any]:
+    """``fn(*args, **kwargs)`` under the probe ``name`` (one of ``PROBES``) with its
+    ``parameter``: its result and the evidence, as plain data (executor side)."""
+    return PROBES[name][0](fn, args, kwargs, parameter)
 
 
 def evidence(name: str, plain: Any) -> Any:

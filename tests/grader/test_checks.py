@@ -21,6 +21,7 @@ from grader.checks import (
     nested_containers,
     read_tensorboard,
     record_aten_ops,
+    record_calls,
     shapes,
     summary_writer,
     tensors,
@@ -115,6 +116,23 @@ def test_record_aten_ops_names_each_op_with_its_tensors_dtypes():
     _, plain = record_aten_ops(torch.matmul, a, b)
     assert AtenCall("mm", (torch.bfloat16, torch.bfloat16)) in low
     assert plain == [AtenCall("mm", (torch.float64, torch.float64))]
+
+
+def test_record_calls_knows_a_watched_function_however_it_was_reached():
+    from torch.nn.utils import clip_grad_norm_ as renamed
+
+    p = torch.ones(3, requires_grad=True)
+    p.grad = torch.ones(3)
+    watched = ["torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad._get_total_norm",
+               "torch.optim.sgd.*"]
+    _, called = record_calls(watched, lambda: renamed([p], 1.0))
+    assert called == ["torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad._get_total_norm"]
+    _, called = record_calls(watched, lambda: torch.optim.SGD([p], lr=0.1).step())
+    assert called and all(name.startswith("torch.optim.sgd.") for name in called)
+    _, called = record_calls(watched, torch.mul, p, 2)
+    assert called == []
+    with pytest.raises(TypeError, match="watched"):
+        record_calls(["clip_grad_norm_"], torch.mul, p, 2)
 
 
 def test_tensors_held_by_walks_attributes_and_containers_but_not_modules_it_reaches():

@@ -84,6 +84,11 @@ MODULE = textwrap.dedent('''
     def matmul(a, b):
         return a @ b
 
+    from torch.nn.utils import clip_grad_norm_ as bound_before
+
+    def clipped(params, max_norm):
+        return bound_before(params, max_norm)
+
     def scaled_step(model, opt, scaler, x):
         opt.zero_grad()
         scaler.scale(model(x).sum()).backward()
@@ -596,6 +601,21 @@ def test_ops_and_the_dtypes_they_ran_in_are_recorded_there(module, executor):
     assert out.dtype == torch.bfloat16 and torch.allclose(out.float(), a @ b, atol=0.1)
     assert AtenCall("mm", (torch.bfloat16, torch.bfloat16)) in ops
     assert all(type(op) is AtenCall for op in ops)
+
+
+def test_the_watched_functions_a_call_ran_are_recorded_there(module, executor):
+    from grader.checks import record_calls
+
+    p = torch.ones(3, requires_grad=True)
+    p.grad = torch.full((3,), 4.0)
+    evidence = executor.evidence_taken
+    norm, called = record_calls(["torch.nn.utils.clip_grad.clip_grad_norm_", "torch.optim.sgd.*"],
+                                module.clipped, [p], 1.0)
+    assert executor.evidence_taken == evidence + 1  # the executor's word: the test is marked
+    assert called == ["torch.nn.utils.clip_grad.clip_grad_norm_"]
+    assert torch.allclose(norm, torch.tensor(48.0).sqrt()) and torch.allclose(p.grad.norm(), torch.tensor(1.0))
+    _, none = record_calls(["torch.optim.sgd.*"], module.matmul, torch.ones(2, 2), torch.ones(2, 2))
+    assert none == []
 
 
 def test_what_an_object_holds_is_walked_there(module, executor):
