@@ -299,6 +299,11 @@ class Executor:
             return self.mirrors.build(n, blobs)
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
+        if n.get("k") == "live":  # a dict read from an object there
+            items = wire.decode(n.get("v"), blobs, handle=lambda m: self._object(m, blobs))
+            if type(items) is not dict:
+                raise wire.WireError("a live dict that is not a dict")
+            return LiveDict._new(self, self.own_id(n.get("id")), items)
         if n.get("k") == "callback":  # a test's own function, handed back
             fn = self.callbacks.function(n.get("i"))
             if fn is None:
@@ -423,6 +428,17 @@ class Executor:
         self.request({"op": "setattr", "id": self.live(ident), "name": name,
                       "value": self.encode(value, blobs)}, blobs)
 
+    def setitem(self, ident: int, key: Any, value: Any) -> None:
+        """``d[key] = value`` on the executor's dict ``ident`` (read as a ``LiveDict``)."""
+        blobs: list[bytes] = []
+        self.request({"op": "setitem", "id": self.live(ident), "key": self.encode(key, blobs),
+                      "value": self.encode(value, blobs)}, blobs)
+
+    def delitem(self, ident: int, key: Any) -> None:
+        """``del d[key]`` on the executor's dict ``ident`` (read as a ``LiveDict``)."""
+        blobs: list[bytes] = []
+        self.request({"op": "delitem", "id": self.live(ident), "key": self.encode(key, blobs)}, blobs)
+
     def describe(self, ident: int, what: str) -> Any:
         node, _, out = self.request({"op": "describe", "id": self.live(ident), "what": what}, [])
         return self.decode(node, out)
@@ -543,6 +559,7 @@ class Executor:
                 self._take_changes(raised.reply, tensors, copies, memories, hook_keys)
             raise raised.error from None
         self._take_changes(reply, tensors, copies, memories, hook_keys)
+        self._share_retained(reply.get("retained", []), tensors)
         if probe is not None:
             self.evidence_taken += 1
             try:
@@ -610,6 +627,25 @@ class Executor:
             self.mirrors.take(reply.get("shared"), out)
             self._take_rng(reply["rng"], out)
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+
+    def _share_retained(self, retained: Any, tensors: list) -> None:
+        """Share each argument tensor the submission kept from a call with the executor's
+        (``Executor.op_call`` says which): a later change to either reaches the other, as one
+        tensor in one process (the parameters an optimizer keeps, and their gradients)."""
+        import torch
+
+        try:
+            for entry in wire.as_list(retained):
+                index, tid = wire.as_list(entry, 2)
+                if type(index) is not int or not 0 <= index < len(tensors):
+                    raise wire.WireError("a kept argument that was not sent")
+                tid, t = self.own_id(tid), tensors[index]
+                if type(t) in (torch.Tensor, torch.nn.Parameter) and self.mirrors.tensor_id(t) is None:
+                    self.mirrors.share(t, tid)
+                else:  # sent twice, or of a kind that crosses as a copy: the executor's stays its own
+                    self.release(tid)
+        except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def _take_rng(self, node: Any, out: list[bytes]) -> None:
@@ -915,6 +951,61 @@ class RemoteObject:
 
     def __str__(self) -> str:
         return str(self._executor.describe(self._ident, "str"))
+
+
+class LiveDict(dict):
+    """A dict read from an object in the executor (``optimizer.param_groups[0]``): a copy here,
+    whose item writes (``group["lr"] = x``, ``del``, ``update``, ``setdefault``, ``pop``) are
+    made to the executor's dict too, as a scheduler's reach the optimizer's own groups. It
+    pickles and copies as a plain dict."""
+
+    @classmethod
+    def _new(cls, executor: Executor, ident: int, items: dict) -> LiveDict:
+        live = cls(items)
+        live._executor, live._ident = executor, ident
+        weakref.finalize(live, executor.release, ident)
+        return live
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._executor.setitem(self._ident, key, value)
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._executor.delitem(self._ident, key)
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other: Any) -> LiveDict:
+        self.update(other)
+        return self
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key not in self:
+            return super().pop(key, *default)
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[Any, Any]:
+        if not self:
+            raise KeyError("popitem(): dictionary is empty")
+        key = next(reversed(self))
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for key in list(self):
+            del self[key]
+
+    def __reduce__(self):
+        return dict, (dict(self),)
 
 
 @lru_cache(maxsize=256)

@@ -113,11 +113,25 @@ class _Executor:
         return {"value": self._encode(module, out)}
 
     def op_getattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        return {"value": self._encode(getattr(self.objects[header["id"]], header["name"]), out)}
+        return {"value": self._encode_read(getattr(self.objects[header["id"]], header["name"]), out)}
 
     def op_setattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         setattr(self.objects[header["id"]], header["name"], self._decode(header["value"], blobs))
         return {"value": None}
+
+    def op_setitem(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        self._live_dict(header["id"])[self._decode(header["key"], blobs)] = self._decode(header["value"], blobs)
+        return {"value": None}
+
+    def op_delitem(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        del self._live_dict(header["id"])[self._decode(header["key"], blobs)]
+        return {"value": None}
+
+    def _live_dict(self, ident: Any) -> dict:
+        target = self.objects.get(ident)
+        if type(target) is not dict:
+            raise wire.WireError("an item written to an object that is not a dict read from here")
+        return target
 
     def op_items(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         rng_before = _take_rng(header.get("rng"), blobs)  # a sampler draws from the global RNG
@@ -235,6 +249,9 @@ class _Executor:
                        **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
+        del args, kwargs, result, fn
+        if not outputs:  # a call that made no tensor: an argument it still holds, its object holds
+            reply["retained"] = [[i, self.described.share(sent[i])] for i in _held_after(sent, memories.built)]
         if header.get("grad_call"):
             call = self._new_id()
             shared = [self.described.tensors[tid] for tid in wire.as_list(header["grad_shared"])]
@@ -305,6 +322,29 @@ class _Executor:
     def _encode(self, value: Any, out: list[bytes]) -> Any:
         return wire.encode(value, out, opaque=lambda v: self.opaque(v, out))
 
+    def _encode_read(self, value: Any, out: list[bytes]) -> Any:
+        """An attribute's value, as the trusted side is to read it: a tensor it shares as that
+        tensor, and each dict inside as a live copy, whose item writes are made here too (a
+        scheduler's ``optimizer.param_groups[0]["lr"] = x``)."""
+        torch = sys.modules.get("torch")
+        inside: set[int] = set()
+
+        def first(v: Any) -> dict | None:
+            if torch is not None and isinstance(v, torch.Tensor) and self.described.tensor_id(v) is not None:
+                return self.described.shared_node(v, out)
+            if type(v) is dict and id(v) not in inside:
+                inside.add(id(v))
+                try:
+                    items = wire.encode(v, out, opaque=lambda x: self.opaque(x, out), first=first)
+                finally:
+                    inside.discard(id(v))
+                ident = self._new_id()
+                self.objects[ident] = v
+                return {"k": "live", "id": ident, "v": items}
+            return None
+
+        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), first=first)
+
     def _resolve(self, node: dict) -> Any:
         if node["k"] == "shared":
             return self.described.tensors[node["t"]]
@@ -354,6 +394,22 @@ class _Executor:
         """A value the trusted side sent (a callback's result): plain tensors, shared ones and
         objects of this process by their ids."""
         return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
+
+
+def _references(t: Any) -> int:
+    return sys.getrefcount(t)
+
+
+def _held_after(sent: list, built: list) -> list[int]:
+    """The places in ``sent`` (a finished call's argument tensors, which nothing of the call
+    holds any more but ``sent`` and ``built``, the memories' views) of those something else
+    still refers to: the submission kept them (an optimizer its parameters)."""
+    import torch
+
+    alone = [torch.empty(0)]
+    baseline = _references(alone[0]) - 1  # a tensor that one list slot holds, counted this way
+    return [i for i in range(len(sent))
+            if _references(sent[i]) - sum(x is sent[i] for x in sent) - sum(x is sent[i] for x in built) > baseline]
 
 
 def _take_rng(node: Any, blobs: list[bytes]) -> bytes:

@@ -201,6 +201,14 @@ class Described:
         tid = self.tensor_ids.get(id(t))
         return tid if tid is not None and self.tensors.get(tid) is t else None
 
+    def share(self, t) -> int:
+        """Share ``t``, an argument tensor the submission kept from a call, under a new id (the
+        trusted side shares its original under it: ``Mirrors.share``); snapshotted with the
+        others before the next call."""
+        tid = self.new_id()
+        self.tensors[tid], self.tensor_ids[id(t)] = t, tid
+        return tid
+
     def shared_node(self, t, out: list[bytes]) -> dict:
         """A shared tensor's node (its data too: the trusted side may no longer hold it)."""
         tid = self.tensor_id(t)
@@ -376,11 +384,13 @@ class Mirrors:
         t = self.tensors[tid]() if tid in self.tensors else None
         if t is None:
             t = wire.decode_tensor(node["v"], blobs, grads=True)
-            self._share(t, tid)
+            self.share(t, tid)
             self.executor.keep(tid)
         return t
 
-    def _share(self, t, tid: int) -> None:
+    def share(self, t, tid: int) -> None:
+        """Share ``t``, a tensor here, under ``tid``: the id of the executor's tensor it stands
+        for from now on (one the submission kept from a call: ``Described.share``)."""
         self.tensors[tid], self.tensor_ids[id(t)] = weakref.ref(t), tid
         self.snapshots.add(tid, t)
         weakref.finalize(t, self._forget_tensor, self.executor.generation, tid, id(t))
@@ -408,7 +418,7 @@ class Mirrors:
         for t in module_tensors(module):
             if self.tensor_id(t) is None:
                 tensor_ids.append(self.executor.new_id())
-                self._share(t, tensor_ids[-1])
+                self.share(t, tensor_ids[-1])
             else:
                 tensor_ids.append(None)
         for m, ident in zip(module.modules(), module_ids):
@@ -437,7 +447,7 @@ class Mirrors:
             tid, node = self.tensor_id(t), None
             if tid is None:  # a tensor the executor has not seen: sent with its data
                 tid = self.executor.new_id()
-                self._share(t, tid)
+                self.share(t, tid)
                 node = wire.encode_tensor(t, blobs, with_grad=True)
             if self.slots.get((ident, kind, name)) != tid:  # functional_call swaps them back and forth
                 placed.append([ident, kind, name, tid, node])

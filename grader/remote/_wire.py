@@ -16,6 +16,7 @@ import json
 import math
 import socket
 import struct
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,14 @@ SEQUENCE_KINDS = {set: "set", frozenset: "frozenset", type({}.keys()): "dict_key
                   type({}.values()): "dict_values", type({}.items()): "dict_items"}
 
 
+# The default factories a defaultdict crosses with (an optimizer's ``state`` has dict's).
+_FACTORIES: dict[str, Any] = {"none": None, "dict": dict, "list": list, "set": set, "int": int, "float": float}
+_FACTORY_NAMES = {factory: name for name, factory in _FACTORIES.items()}
+
+# The nodes of what lives in one process, which ``decode``'s caller turns into values.
+_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live"})
+
+
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
            first: Callable[[Any], dict | None] | None = None, seen: int = 0) -> Any:
     """``value`` as a JSON-able node, its binary parts appended to ``blobs``.
@@ -112,6 +121,9 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         return {"k": type(value).__name__, "v": [again(v) for v in value]}
     if type(value) is dict:
         return {"k": "dict", "v": [[again(k), again(v)] for k, v in value.items()]}
+    if type(value) is defaultdict and value.default_factory in _FACTORY_NAMES:
+        return {"k": "defaultdict", "f": _FACTORY_NAMES[value.default_factory],
+                "v": [[again(k), again(v)] for k, v in value.items()]}
     if type(value) is slice:
         return {"k": "slice", "v": [again(value.start), again(value.stop), again(value.step)]}
     if value is Ellipsis:
@@ -275,8 +287,9 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     try:
         if kind in _SEQUENCES:
             return _SEQUENCES[kind]([again(v) for v in as_list(node["v"])])
-        if kind == "dict":
-            return {again(k): again(v) for k, v in (_pair(p) for p in as_list(node["v"]))}
+        if kind in ("dict", "defaultdict"):
+            items = {again(k): again(v) for k, v in (_pair(p) for p in as_list(node["v"]))}
+            return items if kind == "dict" else defaultdict(_FACTORIES[_str(node["f"])], items)
         if kind == "float":
             value = float(_str(node["v"]))
             if math.isfinite(value):
@@ -308,7 +321,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             import torch
 
             return torch.Size([_dim(d) for d in as_list(node["v"])])
-        if kind in ("handle", "ref", "arg", "copy", "module", "shared", "callback", "view") and handle is not None:
+        if kind in _HANDLED and handle is not None:
             return handle(node)
     except WireError:
         raise

@@ -84,6 +84,9 @@ MODULE = textwrap.dedent('''
     def matmul(a, b):
         return a @ b
 
+    def sgd(params, lr):
+        return torch.optim.SGD(params, lr=lr, momentum=0.5)
+
     from torch.nn.utils import clip_grad_norm_ as bound_before
 
     def clipped(params, max_norm):
@@ -581,6 +584,43 @@ def test_objects_stay_there_and_are_reached_through_handles(module):
     assert torch.equal(box.value, torch.tensor([5.0]))
     assert module.same(box) is not box and isinstance(module.same(box), RemoteObject)
     assert module.takes_iterable(v for v in (1, 2)) == [2, 4]  # a generator, passed as one
+
+
+def test_a_tensor_the_submission_keeps_from_a_call_is_the_tests_own_from_then_on(module, executor):
+    p, q = torch.nn.Parameter(torch.ones(3)), torch.ones(2)
+    address = p.data_ptr()
+    opt = module.sgd((t for t in [p]), 0.5)  # a generator, as model.parameters() is
+    p.grad = torch.full((3,), 2.0)
+    opt.step()  # its parameter is the test's: stepped in place, with the gradient set here
+    assert torch.equal(p.detach(), torch.zeros(3)) and p.data_ptr() == address and p.grad_fn is None
+    opt.zero_grad()
+    assert p.grad is None
+    assert opt.param_groups[0]["params"][0] is p and p in opt.state
+    assert torch.equal(opt.state[p]["momentum_buffer"], torch.full((3,), 2.0))
+    module.add_one_in_place(q)  # changed, not kept: a copy there, as before
+    assert torch.equal(q, torch.full((2,), 2.0)) and executor.mirrors.tensor_id(q) is None
+    assert executor.mirrors.tensor_id(p) is not None
+
+
+def test_a_dict_read_from_there_writes_its_items_there_too(module):
+    opt = module.sgd([torch.nn.Parameter(torch.ones(3))], 0.5)
+    opt.param_groups[0]["lr"] *= 0.5  # what a scheduler does
+    assert opt.param_groups[0]["lr"] == 0.25
+    box = module.Box({"a": 1, "b": {"c": 2}})
+    items = box.value
+    items["d"] = 3
+    del items["a"]
+    items.update(e=4)
+    items |= {"f": 5}
+    assert items.setdefault("g", 6) == 6 and items.pop("f") == 5 and items.pop("x", None) is None
+    items["b"]["c"] = 7  # a dict inside is live too
+    assert box.value == items == {"b": {"c": 7}, "d": 3, "e": 4, "g": 6}
+    with pytest.raises(TypeError):
+        items["h"] = object()  # what cannot be sent changes neither
+    assert "h" not in items and "h" not in box.value
+    items.clear()
+    assert box.value == {}
+    assert type(pickle.loads(pickle.dumps(items))) is dict and type(copy.deepcopy(items)) is dict
 
 
 def test_op_counts_are_taken_there(module):

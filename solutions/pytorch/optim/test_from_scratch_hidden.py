@@ -9,7 +9,6 @@ Adam kernels are replaced by functions that fail, so delegating to them is repor
 
 from __future__ import annotations
 
-import contextlib
 import io
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,7 +18,7 @@ import torch
 from hypothesis import Phase, given, settings, strategies as st
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, device_params,
-                           shapes)
+                           record_calls, shapes)
 
 STEPS = 50
 TOL = dict(rtol=1e-6, atol=1e-6)  # float64 trajectories (the catalog's 1e-6)
@@ -28,34 +27,17 @@ TOL32 = dict(rtol=1e-5, atol=1e-5)  # float32: another correct order of operatio
 # the failure message already names the options, groups and step, so report the first failure.
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 
-_KERNELS = [("sgd", "_single_tensor_sgd"), ("sgd", "_multi_tensor_sgd"), ("sgd", "_fused_sgd"),
-            ("adam", "_single_tensor_adam"), ("adam", "_multi_tensor_adam"),
-            ("adam", "_fused_adam")]
+# torch.optim's own SGD and Adam update kernels, wherever the learner's code reaches them from.
+TORCH_KERNELS = tuple(f"torch.optim.{module}.{kernel}" for module in ("sgd", "adam")
+                      for kernel in (f"_single_tensor_{module}", f"_multi_tensor_{module}", f"_fused_{module}"))
 
 
-@contextlib.contextmanager
-def torch_optim_kernels_banned(what: str):
-    """Make torch.optim's SGD/Adam update kernels fail while the learner's step runs."""
-    import importlib
-
-    saved = []
-
-    def make_ban(kernel: str) -> Callable[..., Any]:
-        def banned(*args: Any, **kwargs: Any) -> None:
-            raise AssertionError(f"{what} called torch.optim's built-in kernel {kernel}: the update "
-                                 "must be written from scratch, not delegated to torch.optim")
-        return banned
-
-    for mod_name, attr in _KERNELS:
-        module = importlib.import_module(f"torch.optim.{mod_name}")
-        if hasattr(module, attr):
-            saved.append((module, attr, getattr(module, attr)))
-            setattr(module, attr, make_ban(f"torch.optim.{mod_name}.{attr}"))
-    try:
-        yield
-    finally:
-        for module, attr, original in saved:
-            setattr(module, attr, original)
+def step_from_scratch(opt: torch.optim.Optimizer, what: str, *closure: Callable[[], Any]) -> Any:
+    """``opt.step(*closure)``, failing when it ran one of torch.optim's own update kernels."""
+    result, called = record_calls(TORCH_KERNELS, opt.step, *closure)
+    assert not called, (f"{what} called torch.optim's built-in kernel {called[0]}: the update must be "
+                        "written from scratch, not delegated to torch.optim")
+    return result
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,8 +79,8 @@ def run(make_opt: Callable[[list], torch.optim.Optimizer], problem: Problem, *,
         params: list[torch.nn.Parameter] | None = None, opt: torch.optim.Optimizer | None = None,
         start: int = 0) -> tuple[list[list[torch.Tensor]], torch.optim.Optimizer, list]:
     """Run steps ``start..problem.steps``; return the parameters after each step, the optimizer and
-    the parameters. ``banned`` names the learner's optimizer: its steps run with torch's kernels
-    banned."""
+    the parameters. ``banned`` names the learner's optimizer: its steps may not run torch's
+    kernels."""
     if params is None:
         params = [torch.nn.Parameter(x.to(device, dtype, copy=True)) for x in problem.inits]
     if opt is None:
@@ -114,7 +96,9 @@ def run(make_opt: Callable[[list], torch.optim.Optimizer], problem: Problem, *,
             else:
                 # Curvature 1 plus noise: a stable, linear problem, so round-off never blows up.
                 p.grad = (p.detach() - targets[i]) + problem.noise[t][i].to(device, dtype)
-        with torch_optim_kernels_banned(banned) if banned else contextlib.nullcontext():
+        if banned:
+            step_from_scratch(opt, banned)
+        else:
             opt.step()
         history.append([p.detach().clone() for p in params])
     return history, opt, params
@@ -310,8 +294,7 @@ def test_exactly_zero_gradients_are_updates(impl, name, defaults):
     opt_ref = getattr(torch.optim, name)([ref], **defaults)
     for t, g in enumerate(grads):
         mine.grad, ref.grad = g.clone(), g.clone()
-        with torch_optim_kernels_banned(f"{name}.step"):
-            opt_mine.step()
+        step_from_scratch(opt_mine, f"{name}.step")
         opt_ref.step()
         assert_close(mine.detach(), ref.detach(), **TOL,
                      name=f"{name}({defaults}) with gradients exactly 0 at steps 1, 2 and 5: "
@@ -332,7 +315,9 @@ def test_sgd_with_grads_zeroed_in_place(impl, defaults):
         for w, opt in ((mine, opt_mine), (ref, opt_ref)):
             opt.zero_grad(set_to_none=False)
             ((x @ w - y) ** 2).mean().backward()
-            with torch_optim_kernels_banned("SGD.step") if opt is opt_mine else contextlib.nullcontext():
+            if opt is opt_mine:
+                step_from_scratch(opt, "SGD.step")
+            else:
                 opt.step()
         assert_close(mine.detach(), ref.detach(), **TOL,
                      name=f"SGD({defaults}) trained with zero_grad(set_to_none=False): parameter "
@@ -415,14 +400,13 @@ def test_step_with_closure(impl, name):
 
     for step in range(3):
         closure = closure_for(w_mine, opt_mine)
-        with torch_optim_kernels_banned(f"{name}.step"):
-            try:
-                loss = opt_mine.step(closure)
-            except RuntimeError as exc:
-                raise AssertionError(
-                    f"{name}.step(closure) raised RuntimeError: {str(exc)[:200]} (the closure calls "
-                    "backward, so it must run with gradients enabled even if step itself runs "
-                    "under torch.no_grad())") from None
+        try:
+            loss = step_from_scratch(opt_mine, f"{name}.step", closure)
+        except RuntimeError as exc:
+            raise AssertionError(
+                f"{name}.step(closure) raised RuntimeError: {str(exc)[:200]} (the closure calls "
+                "backward, so it must run with gradients enabled even if step itself runs "
+                "under torch.no_grad())") from None
         loss_ref = opt_ref.step(closure_for(w_ref, opt_ref))
         assert isinstance(loss, torch.Tensor), (
             f"{name}.step(closure) returned {type(loss).__name__}, expected the closure's loss")
@@ -564,8 +548,7 @@ def test_params_given_as_a_generator(impl, name, defaults):
             o.zero_grad()
             m(x).square().sum().backward()
             if o is opt:
-                with torch_optim_kernels_banned(f"{name}.step"):
-                    o.step()
+                step_from_scratch(o, f"{name}.step")
             else:
                 o.step()
         for (key, got), want in zip(model.state_dict().items(), twin.state_dict().values()):
