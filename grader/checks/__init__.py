@@ -17,7 +17,7 @@ from grader.checks._devices import (
                                     call_on_device,
                                     device_params,
 )
-from grader.checks._gradients import check_gradients
+from grader.checks._gradients import autograd_function, check_gradients
 from grader.checks._held import HeldTensor, tensors_held_by
 from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
@@ -41,6 +41,7 @@ __all__ = [
     "assert_shape",
     "assert_tensor",
     "autocast",
+    "autograd_function",
     "broadcastable_batch_shapes",
     "call_on_device",
     "check_gradients",

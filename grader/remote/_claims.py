@@ -6,7 +6,8 @@ torch's optimizer, scheduler or data classes carries that class's name, so that
 one process. Only classes of ``CLAIMABLE`` modules are named, and only those whose subclasses
 run no code of theirs when made (no metaclass of their own, no ``__init_subclass__``). Like a
 mirrored module's class, the claim is the executor's word: a test that reads it is marked
-``checked_in_executor``.
+``checked_in_executor``. A ``torch.autograd.Function`` subclass of the submission's is a class
+here too (``function_class``), one per class there, and a test that reads it is marked alike.
 """
 
 from __future__ import annotations
@@ -58,3 +59,25 @@ def claimed_class(name: str, module: Any, qualname: Any) -> type:
     if not isinstance(base, type) or base.__module__ != module or not _claimable(base):
         raise wire.WireError(f"no class {module}.{qualname} that a handle may claim")
     return type(name if name.isidentifier() else base.__name__, (base,), {"__module__": "submission"})
+
+
+# The methods of a torch.autograd.Function a test may call on the class itself.
+_FUNCTION_METHODS = ("apply", "forward", "backward", "setup_context", "jvp", "vjp")
+
+
+def function_class(name: str, executor: Any, ident: int) -> type:
+    """The stand-in for the executor's ``torch.autograd.Function`` subclass ``ident``: a class
+    named ``name``, derived from ``torch.autograd.Function`` (so ``issubclass`` holds, the
+    executor's word), whose ``apply``, ``forward``, ``backward``, ``setup_context``, ``jvp`` and
+    ``vjp`` are the executor's class's, called there (trusted side)."""
+    import torch
+
+    def there(method: str):
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return executor.call(ident, args, kwargs, method=method)
+
+        call.__name__ = call.__qualname__ = method
+        return staticmethod(call)
+
+    namespace = {"__module__": "submission", **{method: there(method) for method in _FUNCTION_METHODS}}
+    return type(name if name.isidentifier() else "Function", (torch.autograd.Function,), namespace)

@@ -34,7 +34,7 @@ from typing import Any
 from grader.remote import _probes
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, is_callback
-from grader.remote._claims import claimed_class
+from grader.remote._claims import claimed_class, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
 from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
@@ -185,6 +185,7 @@ class Executor:
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
+        self.function_classes: dict[int, type] = {}  # the stand-ins of the submission's Function classes
         self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
 
@@ -314,6 +315,13 @@ class Executor:
             if original is not None:
                 return original
             self.keep(n["id"])  # released here while the request was under way: a handle from now on
+        if "function_class" in n:  # a torch.autograd.Function subclass there: one class here
+            ident = self._handle_id(n)
+            self.evidence_taken += 1  # that it derives from Function is the executor's word
+            if ident not in self.function_classes:
+                name = str(n["function_class"])[:200].rsplit(".", 1)[-1]
+                self.function_classes[ident] = function_class(name, self, ident)
+            return self.function_classes[ident]
         type_name = str(n.get("type"))[:200]
         class_name = type_name.rsplit(".", 1)[-1]
         claimed = None
@@ -493,7 +501,20 @@ class Executor:
         """``obj(*args, **kwargs)`` in the executor; with ``probe`` (a name, or a ``(name,
         parameter)`` pair), (its result, the evidence of that check of ``grader.remote._probes``,
         taken there); with ``builtin="deepcopy"``,
-        ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``."""
+        ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``. Made
+        while a test's function is recorded (``record_aten_ops``), the call's ops are recorded
+        there and added to that record."""
+        from grader.checks._opcount import recorded_elsewhere
+
+        with recorded_elsewhere() as add:
+            if add is None or probe is not None:
+                return self._call(ident, args, kwargs, probe, builtin, method)
+            result, calls = self._call(ident, args, kwargs, "aten_ops", builtin, method)
+            add(calls)
+            return result
+
+    def _call(self, ident: int, args: tuple, kwargs: dict, probe: str | tuple[str, Any] | None,
+              builtin: str | None, method: str | None) -> Any:
         import torch
 
         blobs: list[bytes] = []
@@ -669,11 +690,31 @@ class Executor:
         return self.encode(state, blobs)
 
     def vjp(self, call: int, grads: tuple) -> list:
+        from grader.checks._opcount import recorded_elsewhere
+
         blobs: list[bytes] = []
-        node, reply, out = self.request({"op": "vjp", "call": self.live(call),
-                                         "grads": self.encode(list(grads), blobs)}, blobs)
-        self._take_backward_changes(reply, out)
+        with recorded_elsewhere() as add:
+            node, reply, out = self.request({"op": "vjp", "call": self.live(call), "record_ops": add is not None,
+                                             "grads": self.encode(list(grads), blobs)}, blobs)
+            self._take_backward_changes(reply, out)
+            if add is not None:
+                add(self._ops_recorded(reply, out))
+            return self.decode(node, out)
+
+    def function_of(self, call: int, index: int) -> Any:
+        """The ``torch.autograd.Function`` subclass whose node made output ``index`` of ``call``
+        there (its stand-in, ``function_class``), or None: the executor's word."""
+        node, _, out = self.request({"op": "made_by", "call": self.live(call), "output": index}, [])
+        self.evidence_taken += 1
         return self.decode(node, out)
+
+    def _ops_recorded(self, reply: dict, out: list[bytes]) -> list:
+        """The ops the executor recorded during a product (``record_ops``): its word."""
+        self.evidence_taken += 1
+        try:
+            return _probes.evidence("aten_ops", wire.decode(reply.get("evidence"), out))
+        except (wire.WireError, TypeError, ValueError):
+            self._fail("the submission's process sent no record of the ops of a backward")
 
     def _take_backward_changes(self, reply: dict, out: list[bytes]) -> None:
         """What a product changed in the mirrored modules, when a forward ran during it (a
@@ -687,13 +728,18 @@ class Executor:
     def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:
         """The vector-Jacobian product of ``call`` as a call there (a backward with
         ``create_graph``): differentiable in the call's ``inputs`` and in ``grads``."""
+        from grader.checks._opcount import recorded_elsewhere
+
         blobs: list[bytes] = []
-        header = {"op": "vjp", "call": self.live(call), "create_graph": True,
-                  "grads": wire.encode(list(grads), blobs)}
-        needs = [*inputs, *(g for g in grads if g is not None and g.requires_grad)]
-        holder: dict = {"copies": []}
-        bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
-        self._take_backward_changes(holder["reply"], holder["reply"]["blobs"])
+        with recorded_elsewhere() as add:
+            header = {"op": "vjp", "call": self.live(call), "create_graph": True, "record_ops": add is not None,
+                      "grads": wire.encode(list(grads), blobs)}
+            needs = [*inputs, *(g for g in grads if g is not None and g.requires_grad)]
+            holder: dict = {"copies": []}
+            bridged = _bridge().apply(self, header, blobs, [], holder, *needs)
+            self._take_backward_changes(holder["reply"], holder["reply"]["blobs"])
+            if add is not None:
+                add(self._ops_recorded(holder["reply"], holder["reply"]["blobs"]))
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
         return replace_tensors(holder["result"], swap)
 
@@ -746,6 +792,8 @@ class _Pickler(pickle.Pickler):
             return ("module", self.executor.live(ident))
         if (ident := self.executor.kept_ident(obj)) is not None:
             return ("kept", ident)
+        if type(obj) is getattr(_bridge(), "_backward_cls", None) and getattr(obj, "executor", None) is self.executor:
+            return ("node", self.executor.live(obj.call))  # a call's autograd node: that call's node there
         return None
 
 
@@ -767,6 +815,12 @@ def _bridge():
     class Bridge(torch.autograd.Function):
         """A call in the executor as one autograd node: its backward is the executor's
         vector-Jacobian product of that call."""
+
+        @staticmethod
+        def function_there(ctx, output) -> Any:
+            """The ``torch.autograd.Function`` subclass (its stand-in here) whose node made the
+            call's ``output`` there, or None (``grader.checks.autograd_function``)."""
+            return ctx.executor.function_of(ctx.call, output.output_nr - 1)
 
         @staticmethod
         def forward(ctx, executor, header, blobs, tensors, holder, *needs_grad):
@@ -916,9 +970,11 @@ class RemoteObject:
         if name in cache and cache[name][0] == generation:
             return cache[name][1]
         value = self._executor.getattr(self._ident, name)
+        # A module's functions and classes: read once per process (not a Function class's
+        # stand-in: a test that reads one relies on the executor's word, each time).
         if self._type_name == "module" and (isinstance(value, RemoteObject) and value._callable
-                                            or isinstance(value, type)):
-            cache[name] = (generation, value)  # a module's functions and classes: read once per process
+                                            or isinstance(value, type) and not issubclass(value, _function())):
+            cache[name] = (generation, value)
         return value
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -1006,6 +1062,12 @@ class LiveDict(dict):
 
     def __reduce__(self):
         return dict, (dict(self),)
+
+
+def _function() -> type:
+    import torch
+
+    return torch.autograd.Function
 
 
 @lru_cache(maxsize=256)

@@ -78,6 +78,7 @@ class _Executor:
         self.impl_root: Path | None = None
         self.described = Described(self.objects, self._new_id)
         self.kept = Kept(weak=False)
+        self.function_classes: dict[type, int] = {}  # a torch.autograd.Function subclass -> its id
         self.sock = sock
         self.caller = Caller(self)
 
@@ -260,6 +261,29 @@ class _Executor:
             reply["differentiable"] = [bool(t.requires_grad) for t in outputs]
         return reply
 
+    def op_made_by(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        """The Function subclass whose node made an output of an earlier call (None for a node
+        of another kind, or none)."""
+        import torch
+
+        _, outputs = self.calls[header["call"]]
+        index = header["output"]
+        if type(index) is not int or not 0 <= index < len(outputs):
+            raise wire.WireError("an output a call did not make")
+        node = outputs[index].grad_fn
+        made_by = getattr(type(node), "_forward_cls", None) if node is not None else None
+        if not (isinstance(made_by, type) and issubclass(made_by, torch.autograd.Function)):
+            made_by = None
+        return {"value": self._encode(made_by, out)}
+
+    def node_of(self, call: int) -> Any:
+        """The autograd node that made the outputs of an earlier call, which the trusted side
+        holds as its own call's node (one ``ctx`` a test passes to a Function's ``backward``)."""
+        found = {id(o.grad_fn): o.grad_fn for o in self.calls[call][1] if o.grad_fn is not None}
+        if len(found) != 1:
+            raise pickle.UnpicklingError("the node of a call whose outputs were made by no node, or by several")
+        return next(iter(found.values()))
+
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         import torch
 
@@ -273,12 +297,17 @@ class _Executor:
         # changed goes back, as after a call. Watched only here: a global hook slows every module.
         forwards: list = []
         watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
+        evidence = None
         try:
-            result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
+            if header.get("record_ops") is True:  # the trusted side records a function of the test's
+                result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
+                                               {"create_graph": create_graph})
+            else:
+                result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
         finally:
             watch.remove()
             self.described.hooks_fire = True
-        reply: dict = {}
+        reply: dict = {} if evidence is None else {"evidence": wire.encode(evidence, out)}
         if forwards:
             reply["shared"] = self.described.changes(out)
             self.described.take(None, [], self.caller.stub)
@@ -313,6 +342,12 @@ class _Executor:
             self.objects[ident] = value  # a module class: a class here too (isinstance holds)
             return {"k": "handle", "id": ident, "type": "type", "callable": True,
                     "module_class": [value.__qualname__[:200], builtin_base(value).__name__]}
+        if torch is not None and isinstance(value, type) and issubclass(value, torch.autograd.Function):
+            # A class there too, one per class (``is`` holds): it keeps the id it was first sent as.
+            ident = self.function_classes.setdefault(value, ident)
+            self.objects[ident] = value
+            return {"k": "handle", "id": ident, "type": "type", "callable": True,
+                    "function_class": value.__qualname__[:200]}
         self.objects[ident] = value
         node = {"k": "handle", "id": ident, "type": type(value).__qualname__[:200], "callable": callable(value)}
         if (claimed := claim(value)) is not None:
@@ -449,6 +484,8 @@ class _Unpickler(pickle.Unpickler):
             return self.executor.described.modules[ident]
         if kind == "kept":
             return self.executor.objects[ident]
+        if kind == "node":
+            return self.executor.node_of(ident)
         raise pickle.UnpicklingError(f"no persistent object {kind!r}")
 
 

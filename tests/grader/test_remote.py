@@ -87,6 +87,18 @@ MODULE = textwrap.dedent('''
     def sgd(params, lr):
         return torch.optim.SGD(params, lr=lr, momentum=0.5)
 
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2 if ctx.needs_input_grad[0] else None
+
+    def twice(x):
+        return Twice.apply(x)
+
     from torch.nn.utils import clip_grad_norm_ as bound_before
 
     def clipped(params, max_norm):
@@ -656,6 +668,43 @@ def test_the_watched_functions_a_call_ran_are_recorded_there(module, executor):
     assert torch.allclose(norm, torch.tensor(48.0).sqrt()) and torch.allclose(p.grad.norm(), torch.tensor(1.0))
     _, none = record_calls(["torch.optim.sgd.*"], module.matmul, torch.ones(2, 2), torch.ones(2, 2))
     assert none == []
+
+
+def test_a_function_of_the_tests_recorded_records_its_calls_and_backwards_there(module, executor):
+    from grader.checks import count_aten_ops
+
+    x = torch.ones(3, requires_grad=True)
+    evidence = executor.evidence_taken
+    _, ops = count_aten_ops(lambda: module.square(x).sum().backward())
+    # mul from the call there, mul twice from its backward there, sum and its backward here; none
+    # of the work of sending and rebuilding values (empty, copy_, view) of either side.
+    assert ops["mul"] == 3 and ops["sum"] == 1 and not {"empty", "copy_", "view"} & set(ops), ops
+    assert executor.evidence_taken == evidence + 2 and torch.equal(x.grad, torch.full((3,), 2.0))
+
+
+class ClaimsNoGrad:
+    """A test's ``ctx``: the real one but for ``needs_input_grad``."""
+
+    def __init__(self, ctx):
+        self.ctx, self.needs_input_grad = ctx, (False,)
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "ctx"), name)
+
+
+def test_a_function_class_of_the_submission_is_one_class_here(module, executor):
+    from grader.checks import autograd_function
+
+    evidence = executor.evidence_taken
+    cls = module.Twice
+    assert isinstance(cls, type) and issubclass(cls, torch.autograd.Function) and module.Twice is cls
+    assert executor.evidence_taken > evidence  # that it is one is the executor's word
+    x = torch.ones(2, requires_grad=True)
+    out = module.twice(x)
+    assert torch.equal(cls.apply(x), out) and autograd_function(out) is cls
+    assert autograd_function(module.square(x)) is None and autograd_function(x * 2) is None
+    assert torch.equal(cls.backward(out.grad_fn, torch.ones(2)), torch.full((2,), 2.0))  # its node there
+    assert cls.backward(ClaimsNoGrad(out.grad_fn), torch.ones(2)) is None
 
 
 def test_what_an_object_holds_is_walked_there(module, executor):
