@@ -33,7 +33,7 @@ from typing import Any
 
 from grader.remote import _probes
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Callbacks, is_callback
+from grader.remote._callbacks import Callbacks, describe_exception, is_callback
 from grader.remote._claims import claimed_class, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
@@ -186,6 +186,7 @@ class Executor:
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
         self.function_classes: dict[int, type] = {}  # the stand-ins of the submission's Function classes
+        self.live_dicts: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> LiveDict
         self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
 
@@ -300,11 +301,8 @@ class Executor:
             return self.mirrors.build(n, blobs)
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
-        if n.get("k") == "live":  # a dict read from an object there
-            items = wire.decode(n.get("v"), blobs, handle=lambda m: self._object(m, blobs))
-            if type(items) is not dict:
-                raise wire.WireError("a live dict that is not a dict")
-            return LiveDict._new(self, self.own_id(n.get("id")), items)
+        if n.get("k") == "live":
+            return self._live(n, blobs, lambda m: self._object(m, blobs))
         if n.get("k") == "callback":  # a test's own function, handed back
             fn = self.callbacks.function(n.get("i"))
             if fn is None:
@@ -336,6 +334,22 @@ class Executor:
             type.__setattr__(cls, "_constructor", constructor)
             return cls
         return constructor
+
+    def _live(self, n: dict, blobs: list[bytes], handle: Any, tensors: list | None = None) -> LiveDict:
+        """A dict the executor keeps, as the ``LiveDict`` that stands for it here (one while the
+        test holds it, taking what the dict holds now); its values decoded with ``handle``, its
+        tensors appended to ``tensors``."""
+        items = wire.decode(n.get("v"), blobs, handle=handle, tensors=tensors)
+        if type(items) is not dict:
+            raise wire.WireError("a live dict that is not a dict")
+        ident = self.own_id(n.get("id"))
+        live = self.live_dicts.get(ident)
+        if live is None:
+            live = self.live_dicts[ident] = LiveDict._new(self, ident, items)
+        else:
+            live._take(items)
+            self.keep(ident)
+        return live
 
     def _handle_id(self, n: Any) -> int:
         kind = n.get("k") if isinstance(n, dict) else type(n).__name__
@@ -383,6 +397,8 @@ class Executor:
                 return {"k": "ref", "id": self.live(ident)}
             if torch is not None and isinstance(v, torch.Tensor) and (tid := self.mirrors.tensor_id(v)) is not None:
                 return {"k": "shared", "t": tid}
+            if isinstance(v, BaseException):
+                return {"k": "exception", "e": describe_exception(v)}
             if torch is not None and isinstance(v, torch.Tensor) and tensors is not None:
                 tensors.append(v)
                 if type(v) in (torch.Tensor, torch.nn.Parameter):
@@ -501,7 +517,9 @@ class Executor:
         """``obj(*args, **kwargs)`` in the executor; with ``probe`` (a name, or a ``(name,
         parameter)`` pair), (its result, the evidence of that check of ``grader.remote._probes``,
         taken there); with ``builtin="deepcopy"``,
-        ``copy.deepcopy(*args)`` there; with ``method``, ``obj.method(*args, **kwargs)``. Made
+        ``copy.deepcopy(*args)`` there; with ``builtin="exit"``, ``args`` a context manager and
+        the exception that ended its block (or None), its ``__exit__`` as the block calls it;
+        with ``method``, ``obj.method(*args, **kwargs)``. Made
         while a test's function is recorded (``record_aten_ops``), the call's ops are recorded
         there and added to that record."""
         from grader.checks._opcount import recorded_elsewhere
@@ -608,6 +626,8 @@ class Executor:
                 if type(n.get("i")) is not int or not 0 <= n["i"] < len(tensors):
                     raise wire.WireError("a reference to an argument that was not sent")
                 return tensors[n["i"]]
+            if n["k"] == "live":  # its tensors are the call's outputs too, numbered where they sit
+                return self._live(n, out, handle, outputs)
             return self._object(n, out)
 
         try:
@@ -646,6 +666,10 @@ class Executor:
                 self.evidence_taken += 1
             memories.write_back(reply.get("memories", []), out)
             self.mirrors.take(reply.get("shared"), out)
+            for entry in wire.as_list(reply.get("live", [])):  # what the call changed in dicts read before
+                ident, node = wire.as_list(entry, 2)
+                if self.live_dicts.get(self.own_id(ident)) is not None:
+                    self._object(node, out)
             self._take_rng(reply["rng"], out)
         except (wire.WireError, KeyError, TypeError, ValueError, RuntimeError) as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
@@ -996,6 +1020,14 @@ class RemoteObject:
     def __iter__(self):
         return iter(self._executor.items(self._ident))
 
+    def __enter__(self) -> Any:
+        return self._executor.call_method(self._ident, "__enter__", (), {})
+
+    def __exit__(self, kind: Any, exc: BaseException | None, traceback: Any) -> Any:
+        """The executor's ``__exit__``, given the exception that ended the block (rebuilt there
+        as ``grader.remote._callbacks`` rebuilds a test's exceptions)."""
+        return self._executor.call(self._ident, (self, exc), {}, builtin="exit")
+
     def __len__(self) -> int:
         return self._executor.describe(self._ident, "len")
 
@@ -1012,7 +1044,8 @@ class RemoteObject:
 class LiveDict(dict):
     """A dict read from an object in the executor (``optimizer.param_groups[0]``): a copy here,
     whose item writes (``group["lr"] = x``, ``del``, ``update``, ``setdefault``, ``pop``) are
-    made to the executor's dict too, as a scheduler's reach the optimizer's own groups. It
+    made to the executor's dict too, as a scheduler's reach the optimizer's own groups, and
+    which takes what each later call changed in that dict (a hook's record of activations). It
     pickles and copies as a plain dict."""
 
     @classmethod
@@ -1021,6 +1054,11 @@ class LiveDict(dict):
         live._executor, live._ident = executor, ident
         weakref.finalize(live, executor.release, ident)
         return live
+
+    def _take(self, items: dict) -> None:
+        """Hold ``items``, what the executor's dict holds now (nothing is sent)."""
+        dict.clear(self)
+        dict.update(self, items)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._executor.setitem(self._ident, key, value)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 import os
 import pickle
 import signal
@@ -79,6 +80,8 @@ class _Executor:
         self.described = Described(self.objects, self._new_id)
         self.kept = Kept(weak=False)
         self.function_classes: dict[type, int] = {}  # a torch.autograd.Function subclass -> its id
+        self.live_ids: dict[int, int] = {}  # id() of a dict read as a live copy there -> its id
+        self.live_seen: dict[int, bytes] = {}  # a live dict's id -> the digest of what the trusted side has
         self.sock = sock
         self.caller = Caller(self)
 
@@ -89,6 +92,7 @@ class _Executor:
         seq = header.get("seq")
         for ident in header.get("free", ()):
             self.objects.pop(ident, None)
+            self.live_seen.pop(ident, None)
             self.calls.pop(ident, None)
             self.described.forget(ident)
             self.kept.forget(ident)
@@ -197,7 +201,7 @@ class _Executor:
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
         rng_before = _take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
-        fn = copy.deepcopy if header.get("builtin") == "deepcopy" else self.objects[header["id"]]
+        fn = {"deepcopy": copy.deepcopy, "exit": _exit}.get(header.get("builtin")) or self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
         autocast_on = {device_type: wire.decode(dtype, blobs)
@@ -229,8 +233,14 @@ class _Executor:
         by_identity = {id(t): i for i, t in enumerate(sent)}
         copy_identity = {id(c): j for j, c in enumerate(copies)}
         outputs: list = []
+        # A dict returned that the submission keeps (the one a context manager yields to fill) is
+        # live; one inside a result is not (a state dict's: it must save as a dict).
+        live = result if type(result) is dict and _kept_elsewhere(result) else None
+        inside: set[int] = set()
 
         def first(value: Any) -> dict | None:
+            if live is not None and value is live and id(value) not in inside:
+                return self._live_node(value, out, first, inside)
             if id(value) in copy_identity and value is copies[copy_identity[id(value)]]:
                 return {"k": "arg", "c": copy_identity[id(value)]}
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
@@ -251,6 +261,7 @@ class _Executor:
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         del args, kwargs, result, fn
+        live = None
         if not outputs:  # a call that made no tensor: an argument it still holds, its object holds
             reply["retained"] = [[i, self.described.share(sent[i])] for i in _held_after(sent, memories.built)]
         if header.get("grad_call"):
@@ -299,11 +310,13 @@ class _Executor:
         watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
         evidence = None
         try:
-            if header.get("record_ops") is True:  # the trusted side records a function of the test's
-                result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
-                                               {"create_graph": create_graph})
-            else:
-                result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
+            # The submission's hooks on shared tensors fire there too, where these gradients go.
+            with self.described.their_hooks_silenced():
+                if header.get("record_ops") is True:  # the trusted side records a function of the test's
+                    result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
+                                                   {"create_graph": create_graph})
+                else:
+                    result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
         finally:
             watch.remove()
             self.described.hooks_fire = True
@@ -368,21 +381,32 @@ class _Executor:
             if torch is not None and isinstance(v, torch.Tensor) and self.described.tensor_id(v) is not None:
                 return self.described.shared_node(v, out)
             if type(v) is dict and id(v) not in inside:
-                inside.add(id(v))
-                try:
-                    items = wire.encode(v, out, opaque=lambda x: self.opaque(x, out), first=first)
-                finally:
-                    inside.discard(id(v))
-                ident = self._new_id()
-                self.objects[ident] = v
-                return {"k": "live", "id": ident, "v": items}
+                return self._live_node(v, out, first, inside)
             return None
 
         return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), first=first)
 
+    def _live_node(self, d: dict, out: list[bytes], first: Any, inside: set[int]) -> dict:
+        """``d``'s node as a live dict (``_encode_read``), its items encoded with ``first``;
+        ``inside`` holds the dicts being encoded so (``first`` leaves those to the wire)."""
+        inside.add(id(d))
+        try:
+            items = wire.encode(d, out, opaque=lambda x: self.opaque(x, out), first=first)
+        finally:
+            inside.discard(id(d))
+        ident = self.live_ids.get(id(d))
+        if ident is None or self.objects.get(ident) is not d:
+            ident = self._new_id()
+            self.objects[ident], self.live_ids[id(d)] = d, ident
+        return {"k": "live", "id": ident, "v": items}
+
     def _resolve(self, node: dict) -> Any:
         if node["k"] == "shared":
             return self.described.tensors[node["t"]]
+        if node["k"] == "exception":  # a test's exception, as a with block it ended passes it
+            from grader.remote._callbacks import rebuild_exception
+
+            return rebuild_exception(node["e"])
         if node["k"] == "callback":
             return self.caller.stub(node)
         if node["k"] != "ref":
@@ -403,7 +427,28 @@ class _Executor:
                 "kept": kept,
                 "memories": memories.changes(out),
                 "shared": self.described.changes(out),
+                "live": self._live_changes(out),
                 "rng": _rng_change(rng_before, out)}
+
+    def _live_changes(self, out: list[bytes]) -> list:
+        """``[id, node]`` of each dict the trusted side holds a live copy of whose items are not
+        what it was last sent (a hook's record of activations, filled during a call)."""
+        import hashlib
+
+        found = []
+        for address, ident in list(self.live_ids.items()):
+            if id(self.objects.get(ident)) != address:  # the trusted side let its copy go
+                del self.live_ids[address]
+                continue
+            blobs: list[bytes] = []
+            node = self._encode_read(self.objects[ident], blobs)
+            digest = hashlib.sha256(json.dumps(node).encode() + b"".join(
+                len(b).to_bytes(8, "little") + b for b in blobs)).digest()
+            if self.live_seen.get(ident) != digest:
+                self.live_seen[ident] = digest
+                found.append([ident, wire.renumbered(node, len(out))])
+                out.extend(blobs)
+        return found
 
     def _state(self, obj: Any, hooks: list, out: list[bytes]) -> dict:
         """What the trusted side needs to make its original of ``obj`` what the call made the
@@ -431,8 +476,21 @@ class _Executor:
         return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
 
 
+def _exit(manager: Any, exc: BaseException | None) -> Any:
+    """``manager.__exit__`` as a ``with`` block that ended with ``exc`` (None: normally) calls it."""
+    return manager.__exit__(None if exc is None else type(exc), exc, None)
+
+
 def _references(t: Any) -> int:
     return sys.getrefcount(t)
+
+
+def _kept_elsewhere(result: Any) -> bool:
+    """Whether something besides the name its caller gives it refers to ``result``, a call's
+    result: the submission kept it."""
+    alone: list = [{}]
+    # result: the caller's name and this parameter; alone[0]: one list slot.
+    return _references(result) - 1 > _references(alone[0])
 
 
 def _held_after(sent: list, built: list) -> list[int]:

@@ -163,6 +163,7 @@ class Described:
         self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes, as JSON
         self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
         self.hooks_fire = True  # off while a product is computed for the trusted side, where they fire
+        self.theirs: dict[int, tuple] = {}  # a shared tensor -> the keys of the submission's hooks on it, as sent
 
     def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
@@ -193,7 +194,7 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.own, self.data, self.hooks):
+        for table in (self.signatures, self.training, self.own, self.data, self.hooks, self.theirs):
             table.pop(ident, None)
         self.snapshots.drop(ident)
 
@@ -295,6 +296,10 @@ class Described:
                 if ident in self.modules:
                     self.modules[ident].forward = stub({"i": cid, "name": "forward"})
                     self.signatures[ident] = _signature(self.modules[ident])
+            for ident in wire.as_list(push.get("forward_there", [])):
+                if ident in self.modules:  # its own forward again: the trusted side calls it here
+                    self.modules[ident].__dict__.pop("forward", None)
+                    self.signatures[ident] = _signature(self.modules[ident])
             for entry in wire.as_list(push.get("hooks", [])):
                 tid, cids = wire.as_list(entry, 2)
                 if tid in self.tensors:
@@ -311,9 +316,49 @@ class Described:
 
         self.hooks[tid] = [self.tensors[tid].register_hook(firing(fn)) for fn in stubs]
 
+    def _their_hooks(self, tid: int, t) -> list:
+        """``(key, hook)`` of each gradient hook on shared tensor ``tid`` that is the
+        submission's (not one of the test's, ``_hook``)."""
+        tests = {handle.id for handle in self.hooks.get(tid, [])}
+        return [(key, fn) for key, fn in (t._backward_hooks or {}).items() if key not in tests]
+
+    def _their_hook_changes(self) -> list:
+        """``[tid, [handle node, ...]]`` for each shared tensor whose gradient hooks of the
+        submission's are not those last sent: the trusted side calls each, as a handle, when its
+        backward computes that tensor's gradient (``Mirrors.take``)."""
+        entries = []
+        for tid, t in list(self.tensors.items()):
+            found = self._their_hooks(tid, t)
+            if tuple(key for key, _ in found) != self.theirs.get(tid, ()):
+                self.theirs[tid] = tuple(key for key, _ in found)
+                nodes = []
+                for _, fn in found:
+                    ident = self.new_id()
+                    self.objects[ident] = fn
+                    nodes.append({"k": "handle", "id": ident, "type": type(fn).__qualname__[:200], "callable": True})
+                entries.append([tid, nodes])
+        return entries
+
+    @contextlib.contextmanager
+    def their_hooks_silenced(self):
+        """The submission's gradient hooks on shared tensors do not fire inside: a product for
+        the trusted side, which accumulates those gradients and calls the hooks there."""
+        silenced = []
+        for tid, t in list(self.tensors.items()):
+            if t._backward_hooks and (found := self._their_hooks(tid, t)):
+                silenced.append((t._backward_hooks, dict(t._backward_hooks)))
+                for key, _ in found:
+                    del t._backward_hooks[key]
+        try:
+            yield
+        finally:
+            for hooks, saved in silenced:
+                hooks.clear()
+                hooks.update(saved)
+
     def changes(self, out: list[bytes]) -> dict:
-        """What changed since ``take``: tensors, training flags, and modules whose shape changed
-        (described again)."""
+        """What changed since ``take``: tensors, training flags, modules whose shape changed
+        (described again), and the submission's gradient hooks on shared tensors."""
         snapshots = self.snapshots
         tensors = [[tid, describe_change(t, snapshots.marks[tid], out)] for tid, t
                    in snapshots.differing([(tid, t) for tid, t in list(self.tensors.items()) if tid in snapshots])]
@@ -329,7 +374,8 @@ class Described:
             if ident in self.data and (now := _data(module)) != self.data[ident]:
                 data.append([ident, [[k, json.loads(v)] for k, v in now.items() if self.data[ident].get(k) != v]])
                 self.data[ident] = now
-        return {"tensors": tensors, "training": training, "reshaped": reshaped, "data": data}
+        return {"tensors": tensors, "training": training, "reshaped": reshaped, "data": data,
+                "their_hooks": self._their_hook_changes()}
 
 
 # ----------------------------------------------------------------------------- the trusted side
@@ -347,7 +393,9 @@ class Mirrors:
         # (module id, "param" or "buffer", name) -> the id of the tensor the executor has there
         self.slots: dict[tuple[int, str, str], int] = {}
         self.forward_here: set[int] = set()  # modules whose forward the executor calls back for
+        self.forward_there: list[int] = []  # such modules that run their forward there since (sent once)
         self.hooks_sent: dict[int, tuple[int, ...]] = {}  # a shared tensor -> its hooks the executor has
+        self.their_handles: dict[int, list] = {}  # a shared tensor -> the handles of the submission's hooks here
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
@@ -434,6 +482,7 @@ class Mirrors:
         self.tensors.pop(tid, None)
         self.snapshots.drop(tid)
         self.hooks_sent.pop(tid, None)
+        self.their_handles.pop(tid, None)
         if self.tensor_ids.get(address) == tid:
             del self.tensor_ids[address]
         self.executor.release(tid)
@@ -453,7 +502,9 @@ class Mirrors:
                 placed.append([ident, kind, name, tid, node])
         tensors = [[tid, describe_change(t, self.snapshots.marks[tid], blobs)]
                    for tid, t in self.snapshots.differing(self.live_tensors())]
+        forward_there, self.forward_there = self.forward_there, []
         return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
+                "forward_there": forward_there,
                 "training": [[ident, m.training] for ident, m in list(self.modules.items())],
                 "hooks": self._tensor_hooks()}
 
@@ -475,7 +526,7 @@ class Mirrors:
         changed since the executor last had them: they fire there, where its backward runs."""
         entries = []
         for tid, t in self.live_tensors():
-            hooks = tuple((t._backward_hooks or {}).values())
+            hooks = tuple(h for h in (t._backward_hooks or {}).values() if not isinstance(h, TheirHook))
             if tuple(map(id, hooks)) != self.hooks_sent.get(tid, ()):
                 self.hooks_sent[tid] = tuple(map(id, hooks))
                 # A tensor of the test's own module: its copy there lives no longer than it, and
@@ -519,6 +570,14 @@ class Mirrors:
                 ident, node = wire.as_list(entry, 2)
                 if ident in self.modules:
                     self.build(node, blobs)
+            for entry in wire.as_list(changes.get("their_hooks", [])):
+                tid, nodes = wire.as_list(entry, 2)
+                t = self.tensors[tid]() if tid in self.tensors else None
+                for handle in self.their_handles.pop(tid, []):
+                    handle.remove()
+                if t is not None:
+                    self.their_handles[tid] = [t.register_hook(TheirHook(self.executor.decode(node, blobs)))
+                                               for node in wire.as_list(nodes)]
             for entry in wire.as_list(changes["data"]):
                 ident, values = wire.as_list(entry, 2)
                 if (module := self.modules.get(ident)) is not None:
@@ -545,6 +604,9 @@ class Mirrors:
             if module is not None:
                 if type(module) is not cls:
                     module.__class__ = cls  # a hook set there, say: its forward now runs there
+                    if ident in self.forward_here:  # and no longer here, where the test's hooks fire first
+                        self.forward_here.discard(ident)
+                        self.forward_there.append(ident)
             else:
                 module = cls.__new__(cls)
                 torch.nn.Module.__init__(module)
@@ -633,6 +695,18 @@ def set_data(module, name: str, value: Any) -> None:
         current.update(value)
     else:
         module.__dict__[name] = value
+
+
+class TheirHook:
+    """A gradient hook the submission put on a shared tensor, on the trusted side's tensor: it
+    calls the submission's hook (a handle) with the gradient computed here, and its result is
+    the gradient, as in one process."""
+
+    def __init__(self, hook) -> None:
+        self.hook = hook
+
+    def __call__(self, grad):
+        return self.hook(grad)
 
 
 def _run_here(module, *args, **kwargs):

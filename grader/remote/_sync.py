@@ -21,11 +21,17 @@ def module_tensors(module) -> list:
     return [*module.parameters(), *module.buffers()]
 
 
+def grad_of(t):
+    """``t.grad``, read without torch's warning for a tensor that is not a leaf and keeps none
+    (a module's input in the middle of a graph, crossing as an argument)."""
+    return t.grad if t.is_leaf or t.retains_grad else None
+
+
 def marks(t) -> tuple:
     """What tells whether a tensor changed since: its data's version and place, its .grad and
     that grad's version (in-place clipping scales a grad without replacing it), whether it has
     autograd history and requires grad."""
-    grad = t.grad
+    grad = grad_of(t)
     # An inference tensor keeps no version: an argument made under inference_mode() is one the
     # call could change in place only under it too, which goes unseen.
     return (None if t.is_inference() else t._version, grad, None if grad is None else grad._version,
@@ -36,7 +42,7 @@ def changed(t, before: tuple) -> bool:
     """Whether ``t`` is not as its ``marks`` were ``before`` (writes through ``.data`` and a
     kernel's own updates of running statistics leave no mark: ``Snapshot`` sees those)."""
     version, grad, grad_version, pointer, had_history, required_grad = before
-    return ((version is not None and t._version != version) or t.grad is not grad
+    return ((version is not None and t._version != version) or grad_of(t) is not grad
             or (not t.is_meta and t.data_ptr() != pointer) or (grad is not None and grad._version != grad_version)
             or (t.grad_fn is not None) != had_history or t.requires_grad != required_grad)
 
@@ -50,11 +56,12 @@ class Snapshot:
     def __init__(self, t) -> None:
         self.marks = marks(t)
         self.data = t.detach().clone()
-        self.grad = None if t.grad is None else t.grad.detach().clone()
+        grad = grad_of(t)
+        self.grad = None if grad is None else grad.detach().clone()
 
     def differs(self, t) -> bool:
         return (changed(t, self.marks) or not same_bits(t.detach(), self.data)
-                or (t.grad is not None and not same_bits(t.grad.detach(), self.grad)))
+                or ((grad := grad_of(t)) is not None and not same_bits(grad.detach(), self.grad)))
 
 
 class Snapshots:
@@ -132,7 +139,7 @@ class Snapshots:
 
 def _layout(t) -> tuple:
     """What a tensor's byte views depend on: its data's place and layout, and its .grad's."""
-    grad = t.grad
+    grad = grad_of(t)
     return (None if t.is_meta else t.data_ptr(), t.shape, t.stride(), t.storage_offset(),
             None if grad is None else (grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset()))
 
@@ -143,7 +150,7 @@ def _byte_views(t) -> list | None:
     import torch
 
     views = []
-    for x in (t, t.grad):
+    for x in (t, grad_of(t)):
         if x is None:
             continue
         if x.layout != torch.strided or x.device.type != "cpu" or not x.is_contiguous() or x.numel() == 0:
@@ -169,11 +176,12 @@ def describe_change(t, before: tuple, out: list[bytes]) -> dict:
     likewise (and whether it requires grad: a backward with ``create_graph`` made it), whether
     the tensor requires grad, and whether it gained autograd history."""
     _, grad, _, pointer, had_history, _ = before
+    now = grad_of(t)
     return {"data": wire.encode(t.detach(), out),
             "data_replaced": not t.is_meta and t.data_ptr() != pointer,
-            "grad": None if t.grad is None else wire.encode(t.grad.detach(), out),
-            "grad_replaced": t.grad is not grad, "requires_grad": t.requires_grad,
-            "grad_requires_grad": t.grad is not None and t.grad.requires_grad,
+            "grad": None if now is None else wire.encode(now.detach(), out),
+            "grad_replaced": now is not grad, "requires_grad": t.requires_grad,
+            "grad_requires_grad": now is not None and now.requires_grad,
             "history": t.grad_fn is not None and not had_history}
 
 

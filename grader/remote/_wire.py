@@ -87,7 +87,7 @@ _FACTORIES: dict[str, Any] = {"none": None, "dict": dict, "list": list, "set": s
 _FACTORY_NAMES = {factory: name for name, factory in _FACTORIES.items()}
 
 # The nodes of what lives in one process, which ``decode``'s caller turns into values.
-_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live"})
+_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live", "exception"})
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
@@ -400,11 +400,10 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
             raise WireError(f"tensor data of {len(data)} bytes for {numel} {dtype} elements")
         if not numel:
             out = torch.empty(shape, dtype=dtype)
-        elif dtype.is_complex:
-            flat = torch.frombuffer(bytearray(data), dtype=dtype.to_real())
-            out = torch.view_as_complex(flat.reshape(*shape, 2))
-        else:
-            out = torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+        else:  # set_, not a reshape: a tensor of its own, not a view (a view's in-place ops are refused
+            # where autograd made it, an autograd function's output)
+            flat = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+            out = torch.empty(0, dtype=dtype).set_(flat.untyped_storage(), 0, shape)
         if device.type != "cpu":
             out = out.to(device)
     return finish_tensor(out, node, blobs, grads=grads)

@@ -23,6 +23,7 @@ from grader.remote import _wire as wire
 
 EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
 MODULE = textwrap.dedent('''
+    import contextlib
     import os
     import time
     import torch
@@ -98,6 +99,40 @@ MODULE = textwrap.dedent('''
 
     def twice(x):
         return Twice.apply(x)
+
+    @contextlib.contextmanager
+    def recording(model):
+        seen = {}
+        handle = model.register_forward_hook(lambda m, a, o: seen.__setitem__("out", o.detach().clone()))
+        try:
+            yield seen
+        finally:
+            handle.remove()
+
+    class Swallows:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, kind, exc, traceback):
+            self.seen = None if exc is None else type(exc).__name__
+            return True
+
+    STORE = {"n": 0}
+
+    def kept_dict():
+        return STORE
+
+    def bump():
+        STORE["n"] += 1
+
+    def fresh_dict():
+        return {"n": 0}
+
+    def holding_the_kept():
+        return {"kept": STORE}
+
+    def clamp_hooks(model, bound):
+        return [p.register_hook(lambda g: g.clamp(-bound, bound)) for p in model.parameters()]
 
     from torch.nn.utils import clip_grad_norm_ as bound_before
 
@@ -633,6 +668,56 @@ def test_a_dict_read_from_there_writes_its_items_there_too(module):
     items.clear()
     assert box.value == {}
     assert type(pickle.loads(pickle.dumps(items))) is dict and type(copy.deepcopy(items)) is dict
+
+
+def test_a_handle_is_a_context_manager_whose_block_ends_there_as_it_ends_here(module):
+    model = torch.nn.Linear(2, 2)
+    with module.recording(model) as seen:
+        out = model(torch.ones(1, 2))
+    assert torch.equal(seen["out"], out.detach())  # what its hook recorded there, here
+    model(torch.zeros(1, 2))  # its hook is gone
+    assert torch.equal(seen["out"], out.detach())
+    with pytest.raises(KeyError, match="mine"), module.recording(model):
+        raise KeyError("mine")  # raised there too, and out of the block unchanged
+    keeper = module.Swallows()
+    with keeper:
+        raise ValueError("swallowed there")
+    assert keeper.seen == "ValueError"
+
+
+def test_a_dict_a_call_returns_and_keeps_is_live_and_a_fresh_one_plain(module):
+    kept = module.kept_dict()
+    module.bump()  # any later call brings what changed in it
+    assert kept == {"n": 1} and type(module.fresh_dict()) is dict
+    assert type(module.holding_the_kept()["kept"]) is dict  # inside a result: plain (a state dict saves as one)
+
+
+def test_an_output_that_requires_grad_can_be_changed_in_place(module):
+    x = torch.ones(3, requires_grad=True)
+    out = module.square(x)
+    out.mul_(2)  # not a view of the bytes it came in: as in one process
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), 4.0))
+
+
+def test_a_gradient_hook_the_submission_puts_on_a_tests_parameter_fires_here(module):
+    model = torch.nn.Linear(2, 1)
+    handles = module.clamp_hooks(model, 0.5)
+    assert len(model.weight._backward_hooks) == 1
+    (10 * model(torch.ones(1, 2))).sum().backward()  # here, where the gradient is accumulated
+    assert torch.equal(model.weight.grad, torch.full((1, 2), 0.5))
+    for handle in handles:
+        handle.remove()
+    assert not model.weight._backward_hooks
+
+
+def test_a_module_both_sides_hook_runs_once_with_every_hook(module):
+    model = torch.nn.Linear(2, 2)
+    calls = []
+    model.register_forward_hook(lambda m, a, o: calls.append("test"))
+    with module.recording(model) as seen:
+        model(torch.ones(1, 2))
+    assert calls == ["test"] and "out" in seen
 
 
 def test_op_counts_are_taken_there(module):

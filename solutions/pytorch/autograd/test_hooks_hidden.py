@@ -78,6 +78,38 @@ def snapshot(acts: dict) -> dict[str, torch.Tensor]:
     return {k: v.clone() for k, v in acts.items()}
 
 
+# The tests' own modules live at module level: a submission graded in a process of its own gets
+# a copy of a model, pickled by reference to its class.
+class WithSpare(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mlp = make_mlp([3, 4, 2])
+        self.unused = nn.Linear(2, 2).double()  # registered, never called in forward
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mlp(x)
+
+
+class Boom(Exception):
+    pass
+
+
+class Exploding(nn.Module):
+    def forward(self, x):
+        raise Boom("forward failed on purpose")
+
+
+class Twice(nn.Module):
+    """One module called twice per forward."""
+
+    def __init__(self, shared: nn.Module) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def forward(self, x):
+        return self.shared(torch.tanh(self.shared(x)))
+
+
 # ---------------------------------------------------------------------------------------------
 # capture_activations
 # ---------------------------------------------------------------------------------------------
@@ -103,15 +135,6 @@ def test_capture_keys_shapes_and_values(impl, widths, batch, data):
 
 
 def test_capture_dict_starts_empty_and_gets_only_modules_that_ran(impl):
-    class WithSpare(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.mlp = make_mlp([3, 4, 2])
-            self.unused = nn.Linear(2, 2).double()  # registered, never called in forward
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.mlp(x)
-
     model = WithSpare()
     x = torch.randn(2, 3, dtype=torch.float64)
     with impl.capture_activations(model, ["mlp.0", "unused"]) as acts:
@@ -189,13 +212,6 @@ def test_capture_removes_hooks_on_exit(impl):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("where", ["in the with body", "in the model's forward"])
 def test_capture_removes_hooks_after_an_exception(impl, where):
-    class Boom(Exception):
-        pass
-
-    class Exploding(nn.Module):
-        def forward(self, x):
-            raise Boom("forward failed on purpose")
-
     model = make_mlp([3, 4, 2])
     if where == "in the model's forward":
         model.append(Exploding())
@@ -238,17 +254,8 @@ def test_capture_keeps_other_hooks(impl):
 
 def test_capture_last_call_wins(impl):
     torch.manual_seed(2)
-    shared = nn.Linear(3, 3).double()
-
-    class Twice(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.shared = shared
-
-        def forward(self, x):
-            return self.shared(torch.tanh(self.shared(x)))
-
-    model = Twice()
+    model = Twice(nn.Linear(3, 3).double())
+    shared = model.shared
     x1, x2 = torch.randn(2, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
     acts = capture(impl, model, ["shared"], x1, x2)
     with torch.no_grad():
