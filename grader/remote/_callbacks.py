@@ -240,6 +240,8 @@ class Caller:
             stub = Stub(self, cid, str(node.get("name"))[:200])
             self.stubs[cid] = stub
             weakref.finalize(stub, self.dropped.append, cid)
+            if cid in self.dropped:  # its last stand-in died during this request: held again
+                self.dropped.remove(cid)
         return stub
 
     def exchange(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:

@@ -37,7 +37,7 @@ from grader.remote._callbacks import Callbacks, describe_exception, is_callback
 from grader.remote._claims import claimed_class, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
-from grader.remote._mirror import OWNER, Mirrors, base_named, mirror_class
+from grader.remote._mirror import CALL_HOOKS, OWNER, Mirrors, base_named, mirror_class
 from grader.remote._sync import (
     apply_change,
     module_tensors,
@@ -801,11 +801,17 @@ class _Pickler(pickle.Pickler):
     its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``), and a
     function inside (an optimizer's hook) as a callback."""
 
-    def __init__(self, file, executor: Executor) -> None:
+    def __init__(self, file, executor: Executor, objects: list) -> None:
         super().__init__(file)
         self.executor = executor
+        # A module's tables of call hooks go empty: the test's hooks fire here (Mirrors.push
+        # sends placeholders of its forward hooks), so none is sent as a callback to hold.
+        self.hook_tables = {id(table) for c in objects if isinstance(c, sys.modules["torch"].nn.Module)
+                            for m in c.modules() for name in CALL_HOOKS if (table := m.__dict__.get(name)) is not None}
 
     def persistent_id(self, obj: Any) -> Any:
+        if id(obj) in self.hook_tables:
+            return ("hooks", 0)
         if is_callback(obj):  # a hook on a test's optimizer, say: it runs here when called there
             node = self.executor.callbacks.node(obj)
             return ("callback", node["i"], node["name"])
@@ -823,7 +829,7 @@ class _Pickler(pickle.Pickler):
 
 def _pickled(objects: list, executor: Executor) -> bytes:
     buffer = io.BytesIO()
-    _Pickler(buffer, executor).dump(objects)
+    _Pickler(buffer, executor, objects).dump(objects)
     return buffer.getvalue()
 
 
@@ -891,6 +897,22 @@ class _CallRaised(Exception):
 _EXCEPTIONS: dict[tuple[str, str], type] = {}
 
 
+def _tests_exception_class(module: Any, qualname: Any) -> type | None:
+    """The ``Exception`` class ``qualname`` of the test module ``module`` (one this process
+    imported, named ``test_...``), or None: an exception a module of the tests raised there
+    (pickled there by reference to its class) is raised here as that very class."""
+    if type(module) is not str or type(qualname) is not str or "<" in qualname:
+        return None
+    found: Any = sys.modules.get(module)
+    if found is None or not module.rpartition(".")[2].startswith("test_"):
+        return None
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if isinstance(found, type) and issubclass(found, Exception) and found.__module__ == module:
+        return found
+    return None
+
+
 def _rebuilt_exception(error: Any) -> BaseException:
     """The executor's exception as raised here: of the built-in class it derives from (a class
     of that name deriving from it when the executor's was not built-in), with its message."""
@@ -909,13 +931,19 @@ def _rebuilt_exception(error: Any) -> BaseException:
     base = getattr(builtins, base_name, None)
     if not (isinstance(base, type) and issubclass(base, Exception)):
         base = Exception
-    if name == base.__name__:
+    tests = _tests_exception_class(error.get("module"), error.get("qualname"))
+    if tests is not None:  # a test's own exception, raised there by a module of the test's
+        cls = tests
+    elif name == base.__name__:
         cls = base
     else:
         cls = _EXCEPTIONS.get((name, base.__name__))
         if cls is None:
             cls = _EXCEPTIONS[(name, base.__name__)] = type(name, (base,), {"__module__": "submission"})
-    exc = cls(message)
+    try:
+        exc = cls(message)
+    except Exception:  # noqa: BLE001 - a class of the tests that wants other arguments
+        exc = base(message)
     where = error.get("where")
     if isinstance(where, str) and where:
         exc.add_note(where[:4000])

@@ -13,6 +13,7 @@ and the trusted side holds their ids; modules are described to it and mirrored t
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import io
@@ -217,6 +218,9 @@ class _Executor:
                     if on or torch.is_autocast_enabled(device_type):
                         around.enter_context(torch.autocast(device_type, dtype=autocast_on.get(device_type),
                                                             enabled=on))
+                # A module the test's side calls: its own hooks of the test's fired there.
+                around.callback(self.described.called.pop)
+                self.described.called.append(fn if isinstance(fn, torch.nn.Module) else None)
                 if probe is not None:
                     parameter = wire.decode(header.get("probe_with"), blobs)
                     result, evidence = _probes.run(probe, fn, args, kwargs, parameter)
@@ -544,6 +548,8 @@ class _Unpickler(pickle.Unpickler):
             return self.executor.objects[ident]
         if kind == "node":
             return self.executor.node_of(ident)
+        if kind == "hooks":  # a table of a module's call hooks, sent empty
+            return collections.OrderedDict()
         raise pickle.UnpicklingError(f"no persistent object {kind!r}")
 
 
@@ -569,6 +575,7 @@ def _describe(exc: BaseException, impl_root: Path | None) -> dict:
             where = feedback.where_in_learner_code(traceback.extract_tb(exc.__traceback__), impl_root)
             stub = feedback.stub_untouched(exc, impl_root)
     return {"type": type(exc).__name__[:200], "builtin": builtin, "message": message,
+            "module": str(type(exc).__module__)[:200], "qualname": type(exc).__qualname__[:200],
             "stub": stub, "missing": isinstance(exc, MissingImplementation),
             "import_failed": isinstance(exc, ImplementationError),
             "where": "\n".join(where)[:MAX_MESSAGE]}

@@ -36,7 +36,7 @@ from grader.remote._sync import Snapshots, describe_change
 _REBUILT = frozenset({"_flat_weights"})
 
 # The hooks of a module's call (its forward, and the backward of what the call made).
-_CALL_HOOKS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+CALL_HOOKS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
                "_backward_pre_hooks")
 
@@ -117,9 +117,43 @@ def _hook_tables() -> tuple[str, ...]:
     return tuple(k for k, v in torch.nn.Module().__dict__.items() if k.endswith("_hooks") and isinstance(v, dict))
 
 
+# The tables of a module's forward hooks whose entries of the test's the copy there holds as
+# ``Placeholder``s.
+_PLACEHELD = ("_forward_hooks", "_forward_pre_hooks")
+
+
+class Placeholder:
+    """A forward hook the test put on its own module, in the table of that module's copy in the
+    executor, so the submission sees it there; when it goes (the submission cleared the table),
+    the test's hook goes too. Called there, it calls the test's hook (``hook``, a callback) when
+    the module's forward runs there as part of another's (a model the submission hooked runs
+    there whole); it does nothing when the test's side fires the hook itself: the module's
+    forward runs there (``Mirrors._forward_here``), or the test called the module directly."""
+
+    __slots__ = ("key", "hook", "described")
+
+    def __init__(self, key: int, hook: Any, described: Described) -> None:
+        self.key, self.hook, self.described = key, hook, described
+
+    def __call__(self, module: Any, *args: Any, **kwargs: Any) -> Any:
+        from grader.remote._callbacks import Stub
+
+        if isinstance(module.__dict__.get("forward"), Stub) or module is self.described.called_directly():
+            return None
+        return self.hook(module, *args, **kwargs)
+
+
 def _hooked(module) -> bool:
+    """Whether ``module`` has a hook (``Placeholder``s of the test's hooks aside)."""
     found = module.__dict__
-    return any(found.get(name) for name in _hook_tables())
+    return any(any(not isinstance(hook, Placeholder) for hook in table.values())
+               for name in _hook_tables() if (table := found.get(name)))
+
+
+def _hooked_inside(module) -> bool:
+    """Whether ``module`` or a module inside it has a hook: then the whole of it runs where the
+    hook is, so that what its later layers do (an in-place ReLU) reaches what the hook kept."""
+    return any(_hooked(m) for m in module.modules())
 
 
 def _local_attributes(module, base: type) -> list[tuple[str, Any]] | None:
@@ -164,6 +198,10 @@ class Described:
         self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
         self.hooks_fire = True  # off while a product is computed for the trusted side, where they fire
         self.theirs: dict[int, tuple] = {}  # a shared tensor -> the keys of the submission's hooks on it, as sent
+        self.inside: dict[int, bool] = {}  # a module the trusted side sent -> whether it ran here, as described
+        # (module id, table) -> {the placeholder's key here: the test's hook's key there}
+        self.placeheld: dict[tuple[int, str], dict[int, int]] = {}
+        self.called: list = []  # the modules the trusted side is calling directly, innermost last
 
     def adopt(self, module, module_ids: list, tensor_ids: list) -> None:
         """``module``, a copy of the trusted side's, is mirrored from now on: the trusted side
@@ -178,7 +216,7 @@ class Described:
             if ident is not None:
                 self.modules[ident], self.module_ids[id(m)], self.objects[ident] = m, ident, m
                 self.own[ident] = type(m)
-                for name in _CALL_HOOKS:  # the test's own: they fire on its side (Mirrors.push)
+                for name in CALL_HOOKS:  # the test's own: they fire on its side (Mirrors.push)
                     getattr(m, name).clear()
                 self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
                 self.data[ident] = _data(m)
@@ -194,8 +232,10 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.own, self.data, self.hooks, self.theirs):
+        for table in (self.signatures, self.training, self.own, self.data, self.hooks, self.theirs, self.inside):
             table.pop(ident, None)
+        for name in _PLACEHELD:
+            self.placeheld.pop((ident, name), None)
         self.snapshots.drop(ident)
 
     def tensor_id(self, t) -> int | None:
@@ -241,13 +281,16 @@ class Described:
 
     def _node(self, module, ident: int, visit, out: list[bytes]) -> dict:
         base = builtin_base(type(module))
-        local = _local_attributes(module, base) is not None
+        inside = ident in self.own and _hooked_inside(module)
+        if ident in self.own:
+            self.inside[ident] = inside
+        local = _local_attributes(module, base) is not None and not inside
         self.signatures[ident] = _signature(module)
         self.training[ident] = bool(module.training)
         # The trusted side's own module, still of its class, with no hook and no method set on
         # it: it runs there.
         remote = overrides(module, base)
-        own = self.own.get(ident) is type(module) and not _hooked(module) and not remote
+        own = self.own.get(ident) is type(module) and not inside and not _hooked(module) and not remote
         transient = module._non_persistent_buffers_set
         return {"id": ident, "type": type(module).__qualname__[:200], "base": base.__name__, "local": local,
                 "own": own, "overrides": [] if local or own else remote,
@@ -300,11 +343,57 @@ class Described:
                 if ident in self.modules:  # its own forward again: the trusted side calls it here
                     self.modules[ident].__dict__.pop("forward", None)
                     self.signatures[ident] = _signature(self.modules[ident])
+            for entry in wire.as_list(push.get("module_hooks", [])):
+                ident, name, hooks = wire.as_list(entry, 3)
+                if ident in self.modules and name in _PLACEHELD:
+                    self._placehold(ident, name, [wire.as_list(h, 4) for h in wire.as_list(hooks)], stub)
             for entry in wire.as_list(push.get("hooks", [])):
                 tid, cids = wire.as_list(entry, 2)
                 if tid in self.tensors:
                     self._hook(tid, [stub({"i": cid, "name": "hook"}) for cid in wire.as_list(cids)])
         self.snapshots.take(self.tensors.items())
+
+    def called_directly(self) -> Any:
+        """The module the trusted side is calling directly (its own hooks fired there), if any."""
+        return self.called[-1] if self.called else None
+
+    def _placehold(self, ident: int, name: str, hooks: list, stub) -> None:
+        """The test's hooks in table ``name`` of its module ``ident`` are ``hooks`` (``[key,
+        callback id, with kwargs, always called]`` each): the copy's table holds a
+        ``Placeholder`` for each, and no other."""
+        from torch.utils.hooks import RemovableHandle
+
+        module = self.modules[ident]
+        table = getattr(module, name)
+        flags = [getattr(module, f"{name}_with_kwargs", {}), getattr(module, f"{name}_always_called", {})]
+        keys = [key for key, *_ in hooks]
+        held = self.placeheld.setdefault((ident, name), {})
+        for here, key in list(held.items()):
+            if key not in keys:
+                for found in (table, *flags):
+                    found.pop(here, None)
+                del held[here]
+        for key, cid, with_kwargs, always in hooks:
+            if key not in held.values():
+                here = RemovableHandle(table).id
+                table[here] = Placeholder(key, stub({"i": cid, "name": "hook"}), self)
+                for found, flag in zip(flags, (with_kwargs, always)):
+                    if flag is True:
+                        found[here] = True
+                held[here] = key
+
+    def _placeholders_gone(self) -> list:
+        """``[module id, table, the test's hook's key]`` of each placeholder the submission took
+        out of its table since: the test's hook goes too (``Mirrors.take``)."""
+        gone = []
+        for (ident, name), held in list(self.placeheld.items()):
+            module = self.modules.get(ident)
+            table = getattr(module, name) if module is not None else {}
+            for here, key in list(held.items()):
+                if not isinstance(table.get(here), Placeholder):
+                    del held[here]
+                    gone.append([ident, name, key])
+        return gone
 
     def _hook(self, tid: int, stubs: list) -> None:
         """The test's gradient hooks on shared tensor ``tid`` are ``stubs`` now."""
@@ -363,10 +452,12 @@ class Described:
         tensors = [[tid, describe_change(t, snapshots.marks[tid], out)] for tid, t
                    in snapshots.differing([(tid, t) for tid, t in list(self.tensors.items()) if tid in snapshots])]
         training, reshaped, data = [], [], []
+        hooked = {id(m) for m in self.modules.values() if _hooked(m)}
         for ident, module in list(self.modules.items()):
             if ident not in self.modules:
                 continue
-            if _signature(module) != self.signatures[ident]:
+            inside = ident in self.own and bool(hooked) and any(id(m) in hooked for m in module.modules())
+            if _signature(module) != self.signatures[ident] or inside != self.inside.get(ident, False):
                 reshaped.append([ident, self.describe(module, out)])
             elif bool(module.training) != self.training[ident]:
                 self.training[ident] = bool(module.training)
@@ -375,7 +466,7 @@ class Described:
                 data.append([ident, [[k, json.loads(v)] for k, v in now.items() if self.data[ident].get(k) != v]])
                 self.data[ident] = now
         return {"tensors": tensors, "training": training, "reshaped": reshaped, "data": data,
-                "their_hooks": self._their_hook_changes()}
+                "their_hooks": self._their_hook_changes(), "placeholders_gone": self._placeholders_gone()}
 
 
 # ----------------------------------------------------------------------------- the trusted side
@@ -396,6 +487,7 @@ class Mirrors:
         self.forward_there: list[int] = []  # such modules that run their forward there since (sent once)
         self.hooks_sent: dict[int, tuple[int, ...]] = {}  # a shared tensor -> its hooks the executor has
         self.their_handles: dict[int, list] = {}  # a shared tensor -> the handles of the submission's hooks here
+        self.hook_keys_sent: dict[tuple[int, str], tuple] = {}  # (a test's module, table) -> its hooks' keys, as sent
 
     def tensor_id(self, t) -> int | None:
         tid = self.tensor_ids.get(id(t))
@@ -504,9 +596,28 @@ class Mirrors:
                    for tid, t in self.snapshots.differing(self.live_tensors())]
         forward_there, self.forward_there = self.forward_there, []
         return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
-                "forward_there": forward_there,
+                "forward_there": forward_there, "module_hooks": self._module_hooks(),
                 "training": [[ident, m.training] for ident, m in list(self.modules.items())],
                 "hooks": self._tensor_hooks()}
+
+    def _module_hooks(self) -> list:
+        """``[module id, table, [[key, callback id, with kwargs, always called], ...]]`` for each
+        forward-hook table of a module of the test's own whose hooks changed since the executor
+        last had them (its copy holds a ``Placeholder`` for each)."""
+        entries = []
+        for ident, module in list(self.modules.items()):
+            if not self.executor.made_here(ident):
+                continue
+            for name in _PLACEHELD:
+                table = getattr(module, name)
+                keys = tuple((key, id(hook)) for key, hook in table.items())
+                if keys != self.hook_keys_sent.get((ident, name), ()):
+                    self.hook_keys_sent[(ident, name)] = keys
+                    flags = [getattr(module, f"{name}_with_kwargs", {}), getattr(module, f"{name}_always_called", {})]
+                    # The module holds its hooks, and outlives its copy there: held weakly here.
+                    entries.append([ident, name, [[key, self.executor.callbacks.node(hook, weak=True)["i"],
+                                                   key in flags[0], key in flags[1]] for key, hook in table.items()]])
+        return entries
 
     @contextlib.contextmanager
     def hooks_silenced(self):
@@ -570,6 +681,13 @@ class Mirrors:
                 ident, node = wire.as_list(entry, 2)
                 if ident in self.modules:
                     self.build(node, blobs)
+            for entry in wire.as_list(changes.get("placeholders_gone", [])):
+                ident, name, key = wire.as_list(entry, 3)  # the submission took a hook of the test's away
+                if (module := self.modules.get(ident)) is not None and name in _PLACEHELD:
+                    for table in (name, f"{name}_with_kwargs", f"{name}_always_called"):
+                        getattr(module, table, {}).pop(key, None)
+                    sent = self.hook_keys_sent.get((ident, name), ())
+                    self.hook_keys_sent[(ident, name)] = tuple(k for k in sent if k[0] != key)
             for entry in wire.as_list(changes.get("their_hooks", [])):
                 tid, nodes = wire.as_list(entry, 2)
                 t = self.tensors[tid]() if tid in self.tensors else None
