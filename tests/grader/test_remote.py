@@ -134,6 +134,16 @@ MODULE = textwrap.dedent('''
     def clamp_hooks(model, bound):
         return [p.register_hook(lambda g: g.clamp(-bound, bound)) for p in model.parameters()]
 
+    def clear_forward_hooks(model):
+        model._forward_hooks.clear()
+
+    WATCHED = {}
+
+    def watch(model, name):
+        part = dict(model.named_modules())[name]
+        part.register_forward_hook(lambda m, a, o: WATCHED.__setitem__(name, o.detach()))
+        return WATCHED
+
     from torch.nn.utils import clip_grad_norm_ as bound_before
 
     def clipped(params, max_norm):
@@ -718,6 +728,54 @@ def test_a_module_both_sides_hook_runs_once_with_every_hook(module):
     with module.recording(model) as seen:
         model(torch.ones(1, 2))
     assert calls == ["test"] and "out" in seen
+
+
+def test_the_submission_clearing_a_modules_hooks_clears_the_tests(module):
+    model = torch.nn.Linear(2, 2)
+    calls = []
+    model.register_forward_hook(lambda m, a, o: calls.append(1))
+    module.clear_forward_hooks(model)  # the test's hook is in the table there, as in one process
+    model(torch.ones(1, 2))
+    assert not model._forward_hooks and calls == []
+
+
+def _signs() -> torch.nn.Sequential:
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(inplace=True))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+        model[0].bias.zero_()
+    return model
+
+
+def test_a_model_the_submission_hooks_runs_whole_there(module):
+    model = _signs()
+    seen = module.watch(model, "0")  # keeps the Linear's output itself, not a copy
+    out = model(torch.tensor([[1.0, -1.0]]))
+    # The ReLU after it changed what the hook kept, in place, as it would in one process.
+    assert torch.equal(out, torch.tensor([[1.0, 0.0, 0.0]])) and torch.equal(seen["0"], out)
+
+
+def test_a_tests_hook_on_part_of_a_model_that_runs_there_fires_once(module):
+    model = _signs()
+    calls = []
+    model[1].register_forward_hook(lambda m, a, o: calls.append(type(m).__name__))
+    module.watch(model, "0")  # the whole model runs there from now on
+    model(torch.ones(1, 2))
+    assert calls == ["ReLU"]
+
+
+class Refused(Exception):
+    pass
+
+
+class Refuses(torch.nn.Module):
+    def forward(self, x):
+        raise Refused("not this one")
+
+
+def test_an_exception_of_a_tests_class_raised_there_is_that_class_here(module):
+    with pytest.raises(Refused, match="not this one"):
+        module.output_sum(Refuses(), torch.ones(2))
 
 
 def test_op_counts_are_taken_there(module):
