@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import ctypes
+import functools
 import io
 import os
 import pickle
@@ -308,6 +309,11 @@ class Executor:
             if fn is None:
                 raise wire.WireError("a callback that was not sent")
             return fn
+        if n.get("k") == "proxy":  # a test's object sent as a proxy, handed back: that object
+            fn = self.callbacks.function(n.get("i"))
+            if not (isinstance(fn, functools.partial) and fn.func is _attribute_of):
+                raise wire.WireError("a proxy that was not sent")
+            return fn.args[0]
         if n.get("kept") is True:  # a copy of a test's object: the original, while the test holds it
             original = self.kept.original(self._handle_id(n))
             if original is not None:
@@ -427,6 +433,9 @@ class Executor:
             if copies is not None:
                 index = next((i for i, c in enumerate(copies) if c is v), None)
                 if index is None:
+                    if not _copied_whole(v) and not _picklable(v, self):  # a SummaryWriter: its methods run here
+                        node = self.callbacks.node(functools.partial(_attribute_of, v))
+                        return {"k": "proxy", "i": node["i"], "name": type(v).__name__[:200]}
                     copies.append(v)
                     index = len(copies) - 1
                 return {"k": "copy", "i": index}
@@ -801,9 +810,9 @@ class _Pickler(pickle.Pickler):
     its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``), and a
     function inside (an optimizer's hook) as a callback."""
 
-    def __init__(self, file, executor: Executor, objects: list) -> None:
+    def __init__(self, file, executor: Executor, objects: list, *, trying: bool = False) -> None:
         super().__init__(file)
-        self.executor = executor
+        self.executor, self.trying = executor, trying  # trying: whether they can be pickled, registering nothing
         # A module's tables of call hooks go empty: the test's hooks fire here (Mirrors.push
         # sends placeholders of its forward hooks), so none is sent as a callback to hold.
         self.hook_tables = {id(table) for c in objects if isinstance(c, sys.modules["torch"].nn.Module)
@@ -813,6 +822,8 @@ class _Pickler(pickle.Pickler):
         if id(obj) in self.hook_tables:
             return ("hooks", 0)
         if is_callback(obj):  # a hook on a test's optimizer, say: it runs here when called there
+            if self.trying:
+                return ("callback", 0, "")
             node = self.executor.callbacks.node(obj)
             return ("callback", node["i"], node["name"])
         torch = sys.modules["torch"]
@@ -825,6 +836,30 @@ class _Pickler(pickle.Pickler):
         if type(obj) is getattr(_bridge(), "_backward_cls", None) and getattr(obj, "executor", None) is self.executor:
             return ("node", self.executor.live(obj.call))  # a call's autograd node: that call's node there
         return None
+
+
+def _copied_whole(value: Any) -> bool:
+    """Whether ``value`` is of a kind that is always sent as a copy (a module, an optimizer, a
+    generator), not asked first whether pickle takes it."""
+    torch = sys.modules["torch"]
+    return isinstance(value, (torch.nn.Module, torch.optim.Optimizer, torch.Generator))
+
+
+def _picklable(value: Any, executor: Executor) -> bool:
+    """Whether ``value`` can be pickled for the executor (what ``_Pickler`` would send by id
+    counted as sendable)."""
+    try:
+        _Pickler(io.BytesIO(), executor, [value], trying=True).dump(value)
+    except Exception:  # noqa: BLE001 - whatever pickle refuses: a lock, a thread, an open file
+        return False
+    return True
+
+
+def _attribute_of(obj: Any, name: str) -> Any:
+    """``obj.name`` for the executor's proxy of ``obj``: a method (or any callable) as a callback,
+    so that it runs here; a value as itself."""
+    value = getattr(obj, name)
+    return functools.partial(value) if callable(value) else value
 
 
 def _pickled(objects: list, executor: Executor) -> bytes:

@@ -349,6 +349,8 @@ class _Executor:
         or a handle to ``value``."""
         if isinstance(value, Stub):
             return {"k": "callback", "i": value._id}
+        if type(value) is _Proxy:  # the test's object it stands for
+            return {"k": "proxy", "i": object.__getattribute__(value, "_attribute")._id}
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.nn.Module):
             return self.described.describe(value, out)
@@ -407,6 +409,8 @@ class _Executor:
     def _resolve(self, node: dict) -> Any:
         if node["k"] == "shared":
             return self.described.tensors[node["t"]]
+        if node["k"] == "proxy":  # a test's object pickle refused: its attributes and methods, there
+            return _Proxy(self.caller.stub({"i": node["i"], "name": node.get("name")}))
         if node["k"] == "exception":  # a test's exception, as a with block it ended passes it
             from grader.remote._callbacks import rebuild_exception
 
@@ -478,6 +482,22 @@ class _Executor:
         """A value the trusted side sent (a callback's result): plain tensors, shared ones and
         objects of this process by their ids."""
         return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
+
+
+class _Proxy:
+    """A test's object that pickle cannot copy (a ``SummaryWriter``, with its thread and open
+    file), as the submission gets it: an attribute read asks the test's side, and a method read
+    so runs there when called (a callback)."""
+
+    __slots__ = ("_attribute",)
+
+    def __init__(self, attribute: Any) -> None:
+        object.__setattr__(self, "_attribute", attribute)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return object.__getattribute__(self, "_attribute")(name)
 
 
 def _exit(manager: Any, exc: BaseException | None) -> Any:

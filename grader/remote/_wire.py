@@ -87,7 +87,8 @@ _FACTORIES: dict[str, Any] = {"none": None, "dict": dict, "list": list, "set": s
 _FACTORY_NAMES = {factory: name for name, factory in _FACTORIES.items()}
 
 # The nodes of what lives in one process, which ``decode``'s caller turns into values.
-_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live", "exception"})
+_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live", "exception",
+                      "proxy"})
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,

@@ -10,6 +10,7 @@ import os
 import pickle
 import signal
 import textwrap
+import threading
 import weakref
 from pathlib import Path
 
@@ -136,6 +137,12 @@ MODULE = textwrap.dedent('''
 
     def clear_forward_hooks(model):
         model._forward_hooks.clear()
+
+    def write_to(sink, value):
+        sink.write(value)
+
+    def value_of(obj):
+        return obj.value
 
     WATCHED = {}
 
@@ -764,6 +771,37 @@ def test_a_tests_hook_on_part_of_a_model_that_runs_there_fires_once(module):
     assert calls == ["ReLU"]
 
 
+class Recorder:
+    """A test's callable object: called there, it runs here."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, x):
+        self.seen.append(x.tolist())
+        return x * 2
+
+
+class Unpicklable:
+    def __init__(self):
+        self.lock, self.written = threading.Lock(), []
+
+    def write(self, value):
+        self.written.append(value)
+
+
+def test_a_tests_callable_object_runs_here_and_keeps_its_records(module):
+    recorder = Recorder()
+    assert torch.equal(module.apply_twice(recorder, torch.ones(1)), torch.full((1,), 4.0))
+    assert recorder.seen == [[1.0], [2.0]]
+
+
+def test_an_object_pickle_refuses_is_reached_through_a_proxy(module):
+    sink = Unpicklable()
+    module.write_to(sink, 3)  # its method ran here
+    assert sink.written == [3]
+
+
 class Refused(Exception):
     pass
 
@@ -1053,12 +1091,13 @@ def test_a_submodule_replaced_there_is_replaced_here_and_its_siblings_stay_the_s
     assert model[0] is head
 
 
-def test_what_pickle_refuses_cannot_be_passed(module):
+def test_what_pickle_refuses_crosses_as_a_proxy_and_comes_back_as_itself(module):
     class Local:  # pickled by name, and a local class has none there
-        pass
+        value = 3
 
-    with pytest.raises(TypeError, match="cannot be passed to the submission's process"):
-        module.same(Local())
+    local = Local()
+    assert module.same(local) is local
+    assert module.value_of(local) == 3  # its attribute, read here
 
 
 def test_the_grads_of_tensor_arguments_travel_and_come_back_changed(module):
