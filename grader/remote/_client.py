@@ -855,9 +855,13 @@ def _picklable(value: Any, executor: Executor) -> bool:
     return True
 
 
-def _attribute_of(obj: Any, name: str) -> Any:
+def _attribute_of(obj: Any, name: Any) -> Any:
     """``obj.name`` for the executor's proxy of ``obj``: a method (or any callable) as a callback,
-    so that it runs here; a value as itself."""
+    so that it runs here; a value as itself. Public attributes only: the executor names them, and
+    ``__class__`` or ``__setattr__`` would reach further into this process than the object's use."""
+    if type(name) is not str or name.startswith("_"):
+        raise AttributeError(f"{type(obj).__name__}'s attribute {str(name)[:100]!r} is not reachable from the "
+                             "submission's process")
     value = getattr(obj, name)
     return functools.partial(value) if callable(value) else value
 

@@ -684,6 +684,8 @@ class Mirrors:
             for entry in wire.as_list(changes.get("placeholders_gone", [])):
                 ident, name, key = wire.as_list(entry, 3)  # the submission took a hook of the test's away
                 if (module := self.modules.get(ident)) is not None and name in _PLACEHELD:
+                    # What that hook records (a spy's log) is the executor's word from now on.
+                    self.executor.evidence_taken += 1
                     for table in (name, f"{name}_with_kwargs", f"{name}_always_called"):
                         getattr(module, table, {}).pop(key, None)
                     sent = self.hook_keys_sent.get((ident, name), ())

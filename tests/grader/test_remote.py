@@ -144,6 +144,9 @@ MODULE = textwrap.dedent('''
     def value_of(obj):
         return obj.value
 
+    def value_of_named(obj, name):
+        return object.__getattribute__(obj, "_attribute")(name)
+
     WATCHED = {}
 
     def watch(model, name):
@@ -737,13 +740,15 @@ def test_a_module_both_sides_hook_runs_once_with_every_hook(module):
     assert calls == ["test"] and "out" in seen
 
 
-def test_the_submission_clearing_a_modules_hooks_clears_the_tests(module):
+def test_the_submission_clearing_a_modules_hooks_clears_the_tests(module, executor):
     model = torch.nn.Linear(2, 2)
     calls = []
     model.register_forward_hook(lambda m, a, o: calls.append(1))
+    evidence = executor.evidence_taken
     module.clear_forward_hooks(model)  # the test's hook is in the table there, as in one process
     model(torch.ones(1, 2))
     assert not model._forward_hooks and calls == []
+    assert executor.evidence_taken > evidence  # what the hook records is the executor's word now
 
 
 def _signs() -> torch.nn.Sequential:
@@ -800,6 +805,8 @@ def test_an_object_pickle_refuses_is_reached_through_a_proxy(module):
     sink = Unpicklable()
     module.write_to(sink, 3)  # its method ran here
     assert sink.written == [3]
+    with pytest.raises(AttributeError, match="not reachable"):
+        module.value_of_named(sink, "__class__")  # public attributes only
 
 
 class Refused(Exception):
