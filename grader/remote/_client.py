@@ -302,8 +302,8 @@ class Executor:
             return self.mirrors.build(n, blobs)
         if n.get("k") == "shared":
             return self.mirrors.shared(n, blobs)
-        if n.get("k") == "live":
-            return self._live(n, blobs, lambda m: self._object(m, blobs))
+        if n.get("k") == "live":  # read, or synced after a call: a tensor that requires grad there does here
+            return self._live(n, blobs, lambda m: self._object(m, blobs), grads=True)
         if n.get("k") == "callback":  # a test's own function, handed back
             fn = self.callbacks.function(n.get("i"))
             if fn is None:
@@ -341,11 +341,14 @@ class Executor:
             return cls
         return constructor
 
-    def _live(self, n: dict, blobs: list[bytes], handle: Any, tensors: list | None = None) -> LiveDict:
+    def _live(self, n: dict, blobs: list[bytes], handle: Any, tensors: list | None = None, *,
+              grads: bool = False) -> LiveDict:
         """A dict the executor keeps, as the ``LiveDict`` that stands for it here (one while the
         test holds it, taking what the dict holds now); its values decoded with ``handle``, its
-        tensors appended to ``tensors``."""
-        items = wire.decode(n.get("v"), blobs, handle=handle, tensors=tensors)
+        tensors appended to ``tensors`` (a call's outputs, which its autograd node makes require
+        grad) or, with ``grads``, requiring grad, with history, as they do there (a hook that
+        kept an activation without ``detach``)."""
+        items = wire.decode(n.get("v"), blobs, handle=handle, tensors=tensors, grads=grads)
         if type(items) is not dict:
             raise wire.WireError("a live dict that is not a dict")
         ident = self.own_id(n.get("id"))

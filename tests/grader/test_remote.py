@@ -126,6 +126,9 @@ MODULE = textwrap.dedent('''
     def bump():
         STORE["n"] += 1
 
+    def keep_doubled(x):
+        STORE["doubled"] = x * 2
+
     def fresh_dict():
         return {"n": 0}
 
@@ -710,6 +713,12 @@ def test_a_dict_a_call_returns_and_keeps_is_live_and_a_fresh_one_plain(module):
     module.bump()  # any later call brings what changed in it
     assert kept == {"n": 1} and type(module.fresh_dict()) is dict
     assert type(module.holding_the_kept()["kept"]) is dict  # inside a result: plain (a state dict saves as one)
+
+
+def test_a_tensor_a_live_dict_holds_requires_grad_here_as_it_does_there(module):
+    kept = module.kept_dict()
+    module.keep_doubled(torch.ones(2, requires_grad=True))  # kept with its history there
+    assert kept["doubled"].requires_grad and kept["doubled"].grad_fn is not None
 
 
 def test_an_output_that_requires_grad_can_be_changed_in_place(module):
