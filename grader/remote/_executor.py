@@ -218,7 +218,7 @@ class _Executor:
                     if on or torch.is_autocast_enabled(device_type):
                         around.enter_context(torch.autocast(device_type, dtype=autocast_on.get(device_type),
                                                             enabled=on))
-                # A module the test's side calls: its own hooks of the test's fired there.
+                # A module the trusted side calls directly: the test's hooks on it fired on that side.
                 around.callback(self.described.called.pop)
                 self.described.called.append(fn if isinstance(fn, torch.nn.Module) else None)
                 if probe is not None:
@@ -314,7 +314,8 @@ class _Executor:
         watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
         evidence = None
         try:
-            # The submission's hooks on shared tensors fire there too, where these gradients go.
+            # The submission's hooks on shared tensors fire on the trusted side, where these
+            # gradients are accumulated (Mirrors.take put them on its tensors).
             with self.described.their_hooks_silenced():
                 if header.get("record_ops") is True:  # the trusted side records a function of the test's
                     result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
