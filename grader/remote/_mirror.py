@@ -199,7 +199,7 @@ class Described:
         self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
         self.hooks_fire = True  # off while a product is computed for the trusted side, where they fire
         self.theirs: dict[int, tuple] = {}  # a shared tensor -> the keys of the submission's hooks on it, as sent
-        self.inside: dict[int, bool] = {}  # a module the trusted side sent -> whether a hook inside it makes it run here
+        self.inside: dict[int, bool] = {}  # a module the trusted side sent -> whether a hook inside makes it run here
         # (module id, table) -> {the placeholder's key here: the test's hook's key there}
         self.placeheld: dict[tuple[int, str], dict[int, int]] = {}
         self.called: list = []  # the modules the trusted side is calling directly, innermost last
