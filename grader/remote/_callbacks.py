@@ -30,6 +30,11 @@ from grader.remote._sync import replace_tensors, vector_jacobian
 MAX_MESSAGE = 4000
 
 
+def of_test_module(module: Any) -> bool:
+    """Whether ``module`` (a module's name) names a test module (``test_...``, in a package or not)."""
+    return str(module).rpartition(".")[2].startswith("test_")
+
+
 def is_callback(value: Any) -> bool:
     """Whether ``value`` is passed as a callback: a Python function, lambda, bound method or
     partial, but not torch's own (those are picklable by name and run there as they would); or a
@@ -43,7 +48,7 @@ def is_callback(value: Any) -> bool:
         return not str(value.__module__).startswith("torch")
     klass = type(value)
     return (callable(value) and not isinstance(value, type)
-            and str(klass.__module__).rpartition(".")[2].startswith("test_")
+            and of_test_module(klass.__module__)
             and not any(str(k.__module__).startswith("torch") for k in klass.__mro__))
 
 

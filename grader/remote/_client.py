@@ -34,7 +34,7 @@ from typing import Any
 
 from grader.remote import _probes
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Callbacks, describe_exception, is_callback
+from grader.remote._callbacks import Callbacks, describe_exception, is_callback, of_test_module
 from grader.remote._claims import claimed_class, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
@@ -946,7 +946,7 @@ def _tests_exception_class(module: Any, qualname: Any) -> type | None:
     if type(module) is not str or type(qualname) is not str or "<" in qualname:
         return None
     found: Any = sys.modules.get(module)
-    if found is None or not module.rpartition(".")[2].startswith("test_"):
+    if found is None or not of_test_module(module):
         return None
     for part in qualname.split("."):
         found = getattr(found, part, None)
