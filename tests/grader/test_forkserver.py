@@ -91,6 +91,17 @@ def test_the_server_preloads_only_the_frameworks_in_use():
         assert {"torch", "tensorflow"} <= set(preload_modules(mixed))
 
 
+def test_an_installed_extra_an_exercise_needs_is_preloaded_and_no_other():
+    # Each would cost its exercise's first test seconds inside its time (twice when graded apart).
+    tensorboard = catalog.get_exercise("pytorch.training.tensorboard_logging")
+    onnx = catalog.get_exercise("pytorch.deploy.onnx_export")
+    assert "tensorboard" in tensorboard.extras and "onnx" in onnx.extras
+    assert "torch.utils.tensorboard" in preload_modules([tensorboard])
+    assert {"torch.onnx", "onnxscript"} <= set(preload_modules([onnx]))
+    assert not {"torch.utils.tensorboard", "onnxscript"} & set(preload_modules([BROADCASTING]))
+    assert "onnxscript" not in preload_modules([tensorboard])
+
+
 def _server() -> forkserver.ForkServer:
     """A fork server for one exercise, started as the grader starts them (its policy aside)."""
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the plugins are named
