@@ -225,12 +225,10 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
 
 # What an exercise's optional extra loads lazily, which its first test would pay inside its time,
 # twice for an exercise graded apart (in the tests' process and in the submission's): importing
-# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s), ONNX export
-# onnxscript (about 1 s). (framework, extra) ->
-# (the package that tells the extra is installed, the modules to load). An extra not installed is
-# not loaded: its exercise fails on its own.
-_EXTRA_MODULES = {("pytorch", "tensorboard"): ("tensorboard", ["torch.utils.tensorboard"]),
-                  ("pytorch", "onnx"): ("onnxscript", ["torch.onnx", "onnxscript", "onnxruntime"])}
+# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s). (framework, extra)
+# -> (the package that tells the extra is installed, the modules to load). An extra not installed
+# is not loaded: its exercise fails on its own.
+_EXTRA_MODULES = {("pytorch", "tensorboard"): ("tensorboard", ["torch.utils.tensorboard"])}
 
 
 def _revealed() -> list[str]:
