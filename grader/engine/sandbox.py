@@ -203,11 +203,20 @@ def _env(work: Path, kit: Path) -> dict[str, str]:
             "DRILLS_KIT_ROOT": str(kit), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
+# What an exercise's optional extra loads lazily, which its first test would pay inside its time,
+# twice for an exercise graded apart (in the tests' process and in the submission's): importing
+# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s). (framework, extra)
+# -> (the package that tells the extra is installed, the modules to load). An extra not installed
+# is not loaded: its exercise fails on its own.
+_EXTRA_MODULES = {("pytorch", "tensorboard"): ("tensorboard", ["torch.utils.tensorboard"])}
+
+
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     """What a fork server should import for ``exercises`` (and a fresh child before its first
     test, so that no test pays for them): only the frameworks they use, with the parts their
     tests import lazily (torch._dynamo alone costs seconds) and the kit's checks, none of which
-    read the catalog or start a thread."""
+    read the catalog or start a thread; and what an installed optional extra they need loads
+    lazily (``_EXTRA_MODULES``)."""
     frameworks = {ex.framework for ex in exercises}
     modules = ["pytest", "_hypothesis_pytestplugin", "hypothesis", "numpy"]
     if frameworks & {"pytorch", "crossframework"}:
@@ -221,14 +230,6 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
                 and importlib.util.find_spec(needs) is not None):
             modules += [m for m in names if m not in modules]
     return tuple(modules)
-
-
-# What an exercise's optional extra loads lazily, which its first test would pay inside its time,
-# twice for an exercise graded apart (in the tests' process and in the submission's): importing
-# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s). (framework, extra)
-# -> (the package that tells the extra is installed, the modules to load). An extra not installed
-# is not loaded: its exercise fails on its own.
-_EXTRA_MODULES = {("pytorch", "tensorboard"): ("tensorboard", ["torch.utils.tensorboard"])}
 
 
 def _revealed() -> list[str]:
