@@ -276,6 +276,8 @@ def _cgroups(uid: int, memory_mb: int, nproc: int) -> list[str]:
         group = os.path.join(parent, f"drills-{uid}")
         try:
             os.mkdir(group)
+        except FileExistsError:
+            pass  # left by a grader killed before ``release``: no process runs as ``uid`` (``pick_uid``)
         except OSError:
             continue
         made.append(group)
