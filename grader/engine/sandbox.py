@@ -373,7 +373,12 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
                   select: Mapping[str, Collection[str]] | None, until_failed: FailureGroups | None,
                   shrink: bool, ends: list[Callable[[], None]],
                   on_start: Callable[[], None]) -> ChildRun:
-    """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``."""
+    """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``.
+
+    The exercises graded apart (``separate_process``) and those graded in the tests' own process
+    run in children of their own, the former first: code submitted for an exercise of the second
+    kind runs beside the key its child signs with, so what each child reports counts for its own
+    exercises alone (``_confined``), and that child starts only once the other has ended."""
     impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
     if fork:  # the tests its fork server collected once (see ``forking_kit``)
         kit = forking_kit()
@@ -388,43 +393,119 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
                 on_start()
 
         env = _env(work, kit)
-        runs: list[ChildRun] = []
         left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
-        done: list[str] = []  # tests reported or stopped: a fresh child deselects them
-        groups = {ex_id: [sorted(group) for group in found] for ex_id, found in (until_failed or {}).items()}
-        while True:
-            # What the child runs, in a file of the work directory (which the child cannot write):
-            # a request to the fork server has no room for thousands of test names.
-            if fork:
-                options = {"impl_root": str(impl), "exercises": [ex.id for ex in exercises],
-                           "select": {ex_id: sorted(names) for ex_id, names in (select or {}).items()},
-                           "deselect": done, "exitfirst": stop_at_first_failure,
-                           "until_failed": groups, "shrink": shrink}
-                (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
-                args = []
-            else:  # a pytest command line, the tests chosen in an @file (one argument a line)
-                chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in (select or {}).items()
-                          for name in names]
-                if groups:
-                    chosen.append(f"--until-failed={json.dumps(groups)}")
-                if not shrink:
-                    chosen.append("--no-shrink")
-                (work / "tests.args").write_text("".join(
-                    f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
-                args = [*_session(kit, exercises, limits), "--impl-root", str(impl),
-                        "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
-                        *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
-            run, end = _run_child(args, env, work, policy, limits, left, exercises if fork else None,
-                                  first_child_started)
-            ends.append(end)
-            runs.append(run)
+        parts: list[ChildRun] = []
+        for group in _apart_first(exercises):
+            if left <= 0:  # the wall clock ran out in the children before
+                parts.append(ChildRun([], None, "", "time"))
+                continue
+            ids = {ex.id for ex in group}
+            run = _run_group(group, impl, kit, env, work, policy, limits, left, exercises if fork else None,
+                             stop_at_first_failure, {k: v for k, v in (select or {}).items() if k in ids},
+                             {k: v for k, v in (until_failed or {}).items() if k in ids}, shrink, ends,
+                             first_child_started)
             left -= run.ran_s
-            done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
-            if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
-                break
-        run = _merge(runs)
+            parts.append(run)
+        run = _joined(parts)
         run.ignored, run.findings, run.isolation = ignored, scanning[0].result(), level
         return run
+
+
+def _apart_first(exercises: list[catalog.Exercise]) -> list[list[catalog.Exercise]]:
+    """``exercises`` in the groups that are graded in children of their own: those graded apart
+    from their submission, then those graded in one process with it (an empty group left out)."""
+    groups = [[ex for ex in exercises if ex.separate_process], [ex for ex in exercises if not ex.separate_process]]
+    return [group for group in groups if group]
+
+
+def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[str, str], work: Path,
+               policy: dict, limits: Limits, wall_s: float, fork_for: list[catalog.Exercise] | None,
+               stop_at_first_failure: bool, select: Mapping[str, Collection[str]],
+               until_failed: FailureGroups, shrink: bool, ends: list[Callable[[], None]],
+               on_start: Callable[[], None]) -> ChildRun:
+    """The tests of ``group``: one child, and a fresh one for the tests after each that overran
+    (at most ``MAX_RESTARTS``), within ``wall_s`` in all. A fork server is chosen for
+    ``fork_for`` (all the submission's exercises: one server serves every group)."""
+    runs: list[ChildRun] = []
+    left = wall_s
+    done: list[str] = []  # tests reported or stopped: a fresh child deselects them
+    groups = {ex_id: [sorted(g) for g in found] for ex_id, found in until_failed.items()}
+    while True:
+        # What the child runs, in a file of the work directory (which the child cannot write):
+        # a request to the fork server has no room for thousands of test names.
+        if fork_for is not None:
+            options = {"impl_root": str(impl), "exercises": [ex.id for ex in group],
+                       "select": {ex_id: sorted(names) for ex_id, names in select.items()},
+                       "deselect": done, "exitfirst": stop_at_first_failure,
+                       "until_failed": groups, "shrink": shrink}
+            (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
+            args = []
+        else:  # a pytest command line, the tests chosen in an @file (one argument a line)
+            chosen = [f"--select-test={ex_id}::{name}" for ex_id, names in select.items() for name in names]
+            if groups:
+                chosen.append(f"--until-failed={json.dumps(groups)}")
+            if not shrink:
+                chosen.append("--no-shrink")
+            (work / "tests.args").write_text("".join(
+                f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
+            args = [*_session(kit, group, limits), "--impl-root", str(impl),
+                    "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                    *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
+        run, end = _run_child(args, env, work, policy, limits, left, fork_for, on_start)
+        ends.append(end)
+        runs.append(_confined(run, group))
+        left -= run.ran_s
+        done += [r["nodeid"] for r in _records.of(run.records, Event.RESULT)]
+        if run.killed_for != "test" or len(runs) > MAX_RESTARTS or left <= 0:
+            return _merge(runs)
+
+
+def _exercise_of_node(nodeid: object) -> catalog.Exercise | None:
+    """The exercise whose test file a test's node id names (relative to the kit's root, as
+    every staged copy of the kit lays its files out)."""
+    if not isinstance(nodeid, str):
+        return None
+    return catalog.exercise_for_test_file(catalog.KIT_ROOT / nodeid.partition("::")[0])
+
+
+def _confined(run: ChildRun, group: list[catalog.Exercise]) -> ChildRun:
+    """``run`` (one child's) with only what it may say about ``group``'s exercises: a test's
+    records (collected, started, its result) where its node id names one of their test files and
+    no other exercise, tampering where it names one of them; and the tests it collected only
+    before its first test started, before any submitted code ran (so that a test it signs it
+    collected later, of whatever points, is none). Whatever a child signs, it speaks for nothing else."""
+    ids = {ex.id for ex in group}
+    kept: list[dict] = []
+    testing = False
+    for record in run.records:
+        event = record.get("event")
+        if event in (Event.COLLECTED, Event.STARTED, Event.RESULT):
+            ex = _exercise_of_node(record.get("nodeid"))
+            ours = ex is not None and ex.id in ids and record.get("exercise") in (None, ex.id)
+            ours = ours and not (event == Event.COLLECTED and testing)
+            testing = testing or event == Event.STARTED
+        else:
+            ours = record.get("exercise") in ids if event == Event.TAMPER else event in (Event.SANDBOX, Event.FINISHED)
+        if ours:
+            kept.append(record)
+    run.records = kept
+    return run
+
+
+def _joined(parts: list[ChildRun]) -> ChildRun:
+    """One run out of the groups' (``_apart_first``): every record, the first group's sandbox
+    facts first; finished only when every group finished; the first group's that did not finish
+    or was killed gives the exit code and the reason."""
+    if len(parts) == 1:
+        return parts[0]
+    unfinished = [p for p in parts if p.killed_for or not _records.of(p.records, Event.FINISHED)]
+    ending = unfinished[0] if unfinished else parts[-1]
+    records = [r for p in parts for r in p.records if r.get("event") != Event.FINISHED]
+    if not unfinished:
+        records += _records.of(parts[-1].records, Event.FINISHED)
+    output = "\n[the exercises graded in one process with the submission]\n".join(p.output for p in parts)
+    return ChildRun(records, ending.exit_code, output, ending.killed_for,
+                    forged=sum(p.forged for p in parts), ran_s=sum(p.ran_s for p in parts))
 
 
 # Inside ``ending_in_background``: how many callers let children end in the background, and

@@ -5,7 +5,9 @@ Each module of ``forgery/`` answers pytorch.losses.cross_entropy with one class 
 signing key and writer, pytest's internals and the kit's checks patched, tracing, a lying tensor
 subclass, hidden-test source echoed back, the op counter switched off. Graded in a batch (fork
 server) and one by one with ``score`` (fresh interpreters), each scores 0 or is flagged for
-review, an honest neighbour keeps full marks, and no message carries the hidden tests.
+review, an honest neighbour keeps full marks, and no message carries the hidden tests. A
+submission that also answers an exercise graded in the tests' own process, whose code finds the
+signing key there (``forgery/neighbours/``), cannot reach the verdict of the exercises graded apart.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ NAMES = sorted(p.stem for p in CORPUS.glob("*.py"))
 # submission can switch the counter off there. The scan flags it for a person to review.
 FLAGGED_ONLY = {"switch_off_op_counter": "getattr() with a computed name"}
 LIMITS = Limits(wall_s=180, test_s=10)
+# Graded in the tests' own process: its code runs beside its child's signing key.
+ONE_PROCESS = catalog.get_exercise("pytorch.autograd.micrograd")
+NEIGHBOUR = CORPUS / "neighbours" / "forge_every_test.py"
 
 pytestmark = pytest.mark.timeout(1200)
 
@@ -104,3 +109,57 @@ def test_a_test_that_took_op_counts_from_the_executor_says_so(request, mode):
              for t in ex["tests"]}
     marked = sorted(name for name, t in tests.items() if t["checked_in_executor"])
     assert marked == ["test_does_not_call_torch_cross_entropy_log_softmax_or_nll_loss"], marked
+
+
+def _stage_pairs(folder: Path) -> None:
+    """``forger``: the untouched stub of the exercise graded apart, and the key-finding forger
+    for the one graded in one process; ``honest``: both references."""
+    for name, apart, together in (("forger", EX.stub, NEIGHBOUR), ("honest", EX.reference, ONE_PROCESS.reference)):
+        for source, ex in ((apart, EX), (together, ONE_PROCESS)):
+            target = folder / name / ex.relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    """The two submissions graded in a batch (fork server) and one by one (fresh interpreters)."""
+    folder, out = tmp_path_factory.mktemp("pairs"), tmp_path_factory.mktemp("pairs-out")
+    _stage_pairs(folder)
+    ids = [ONE_PROCESS.id, EX.id]  # catalog order: the forger's tests come first
+    run_batch(folder, out, exercise_ids=ids, jobs=2, limits=LIMITS, log=lambda m: None)
+    with ThreadPoolExecutor(2) as pool:
+        scored = dict(zip(["forger", "honest"], pool.map(
+            lambda name: score_submission(folder / name, ids, limits=LIMITS, hide=[folder]).to_dict(),
+            ["forger", "honest"])))
+    return {"batch": {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")},
+            "scored": scored}
+
+
+def _exercise(result: dict, ex: catalog.Exercise) -> dict:
+    return next(e for e in result["exercises"] if e["id"] == ex.id)
+
+
+def test_the_neighbours_exercise_is_graded_in_the_tests_own_process():
+    assert not ONE_PROCESS.separate_process
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_a_key_found_beside_one_exercise_forges_nothing_for_one_graded_apart(pairs, mode):
+    result = pairs[mode]["forger"]
+    apart = _exercise(result, EX)
+    assert apart["score"] == 0 < apart["max_score"], [(t["name"], t["status"]) for t in apart["tests"]]
+    # What it signed about its own exercise's tests is not prevented there: flagged for review.
+    assert any("__closure__" in flag for flag in result["flags"]), result["flags"]
+    # A test it signed it collected once submitted code ran is none, with its million points.
+    own = _exercise(result, ONE_PROCESS)
+    assert not [t["name"] for t in own["tests"] if t["name"].endswith("::test_forged")]
+    assert result["max_score"] == pairs[mode]["honest"]["max_score"]
+
+
+@pytest.mark.parametrize("mode", ["batch", "scored"])
+def test_honest_answers_to_both_kinds_keep_full_marks(pairs, mode):
+    result = pairs[mode]["honest"]
+    for ex in (EX, ONE_PROCESS):
+        graded = _exercise(result, ex)
+        assert graded["score"] == graded["max_score"] > 0, (ex.id, result["problems"])
