@@ -90,6 +90,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=argparse.SUPPRESS)  # grader._until_failed: exercise id -> groups of test names
     group.addoption("--no-shrink", action="store_true", default=False,
                     help=argparse.SUPPRESS)  # only the verdict is read (feedback.report_first_failing_examples)
+    group.addoption("--start-word", default=None, metavar="FIFO",
+                    help=argparse.SUPPRESS)  # no test before the grader's word (wait_for_word)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -338,14 +340,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
                          exercises: list[str], select: dict[str, list[str]], deselect: list[str],
-                         exitfirst: bool, until_failed: dict[str, list[list[str]]], shrink: bool) -> None:
+                         exitfirst: bool, until_failed: dict[str, list[list[str]]], shrink: bool,
+                         start_word: str | None = None) -> None:
     """Make the session a fork server collected (every exercise it serves, nothing run yet) one
     grading child's, in the child forked for it, before its tests run: the submission in
     ``impl_root``, records to ``report_fd`` signed with the key on ``key_fd``, only the tests of
     ``exercises`` that ``select`` (as ``--select-test``) keeps and ``deselect`` (node ids, as
     ``--deselect``) does not name, pytest's ``--exitfirst`` when ``exitfirst``, and
-    ``until_failed``'s groups (as ``--until-failed``), and failing examples shrunk unless
-    ``shrink`` is false (as ``--no-shrink``)."""
+    ``until_failed``'s groups (as ``--until-failed``), failing examples shrunk unless ``shrink``
+    is false (as ``--no-shrink``), and no test before the word on ``start_word`` (as
+    ``--start-word``)."""
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     config = session.config
@@ -370,6 +374,8 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
     collector = config.pluginmanager.get_plugin("drills-collector")
     if collector is not None:
         collector.pytest_collection_finish(session)
+    if start_word is not None:
+        wait_for_word(start_word)
 
 
 def _cuda_available() -> bool:
@@ -408,6 +414,22 @@ def _leave_if_forked() -> None:
     rest of the suite beside the real one."""
     if os.getpid() != _MAIN_PID:
         os._exit(0)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """A fresh grading child given ``--start-word`` waits for it before its first test."""
+    if (fifo := session.config.getoption("start_word")) is not None:
+        wait_for_word(fifo)
+
+
+def wait_for_word(fifo: str) -> None:
+    """Wait, collected and with the frameworks imported, until the grader writes to the named
+    pipe ``fifo`` (or closes it): a grading child started while another grades the same
+    submission runs no test, and so no submitted code, before that one has ended
+    (``grader.engine.sandbox``)."""
+    with open(fifo, "rb") as stream:
+        stream.read(1)
 
 
 @pytest.hookimpl(hookwrapper=True)

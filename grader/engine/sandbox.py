@@ -297,6 +297,9 @@ def _announce(facts: dict) -> None:
 
 
 OUTSIDE_GRACE_S = 10.0  # a test's setup (the submission's import), teardown and canaries
+# In the work directory of the exercises graded in one process with the submission: the named
+# pipe their child waits on before its first test (``grader.pytest_plugin.wait_for_word``).
+START_WORD = "start-word"
 MAX_RESTARTS = 2  # fresh children after tests that overran: then the rest are not run
 # How long a child that sent its "finished" record may take to exit (pytest's summary, closing
 # its executors) before it is killed.
@@ -359,53 +362,80 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     _announce(level)
     if level["level"] == "container":
         jail.restrict_for_container(policy["hide"])
-    workdir = tempfile.TemporaryDirectory(prefix="drills-")
+    # The children of two groups run side by side, each in a work directory of its own.
+    workdirs = [tempfile.TemporaryDirectory(prefix="drills-") for _ in _apart_first(exercises)]
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
     try:
-        return _run_children(submission, exercises, limits, Path(workdir.name), policy, level, fork,
+        return _run_children(submission, exercises, limits, [Path(w.name) for w in workdirs], policy, level, fork,
                              stop_at_first_failure, select, until_failed, shrink, ends, on_start)
     finally:
-        _end(ends, workdir)
+        _end(ends, workdirs)
 
 
-def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, work: Path,
+def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, works: list[Path],
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
                   select: Mapping[str, Collection[str]] | None, until_failed: FailureGroups | None,
                   shrink: bool, ends: list[Callable[[], None]],
                   on_start: Callable[[], None]) -> ChildRun:
-    """``run_tests`` in the work directory ``work``: its children's ends go to ``ends``.
+    """``run_tests`` in the work directories ``works`` (one per group of ``_apart_first``): its
+    children's ends go to ``ends``.
 
     The exercises graded apart (``separate_process``) and those graded in the tests' own process
-    run in children of their own, the former first: code submitted for an exercise of the second
-    kind runs beside the key its child signs with, so what each child reports counts for its own
-    exercises alone (``_confined``), and that child starts only once the other has ended."""
-    impl, kit, ignored = stage(submission, exercises, work, with_tests=not fork)
-    if fork:  # the tests its fork server collected once (see ``forking_kit``)
-        kit = forking_kit()
-        policy["reveal"] = [*policy["reveal"], str(kit)]
-    with ThreadPoolExecutor(1) as helper:
-        tree = read_tree(impl)  # read now, scanned while the child runs
+    run in children of their own: code submitted for an exercise of the second kind runs beside
+    the key its child signs with, so what each child reports counts for its own exercises alone
+    (``_confined``), and that child runs no test before the other has ended. It starts beside
+    the other and waits, collected, for the word (``START_WORD``): its start (seconds of imports
+    for a fresh interpreter) is not added to the submission's time. Each has a work directory of
+    its own, the only one its jail lets it enter."""
+    groups = _apart_first(exercises)
+    places = []  # where each group's children run: (submission, tests, work directory)
+    for group, work in zip(groups, works):
+        impl, kit, ignored = stage(submission, exercises, work, with_tests=False)  # the same each time
+        if fork:  # the tests its fork server collected once (see ``forking_kit``)
+            kit = forking_kit()
+        else:
+            stage_tests(group, kit)
+        places.append((impl, kit, work))
+    if fork:
+        policy["reveal"] = [*policy["reveal"], str(places[0][1])]
+    with ThreadPoolExecutor(2) as helper:
+        tree = read_tree(places[0][0])  # read now, scanned while the child runs
         scanning: list[Future] = []
+        starting = threading.Lock()
 
         def first_child_started() -> None:
-            if not scanning:
-                scanning.append(helper.submit(scan_sources, tree))
-                on_start()
+            with starting:
+                if not scanning:
+                    scanning.append(helper.submit(scan_sources, tree))
+                    on_start()
 
-        env = _env(work, kit)
-        left = limits.wall_s  # the wall clock counts the children's time, not a server's start-up
-        parts: list[ChildRun] = []
-        for group in _apart_first(exercises):
-            if left <= 0:  # the wall clock ran out in the children before
-                parts.append(ChildRun([], None, "", "time"))
-                continue
-            ids = {ex.id for ex in group}
-            run = _run_group(group, impl, kit, env, work, policy, limits, left, exercises if fork else None,
-                             stop_at_first_failure, {k: v for k, v in (select or {}).items() if k in ids},
-                             {k: v for k, v in (until_failed or {}).items() if k in ids}, shrink, ends,
-                             first_child_started)
-            left -= run.ran_s
-            parts.append(run)
+        def grade(n: int, start_word: str | None = None) -> ChildRun:
+            ids = {ex.id for ex in groups[n]}
+            submitted, tests, work = places[n]
+            # The wall clock counts the children's time, not a server's start-up.
+            return _run_group(groups[n], submitted, tests, _env(work, tests), work, policy, limits,
+                              limits.wall_s, exercises if fork else None, stop_at_first_failure,
+                              {k: v for k, v in (select or {}).items() if k in ids},
+                              {k: v for k, v in (until_failed or {}).items() if k in ids}, shrink, ends,
+                              first_child_started, start_word)
+
+        if len(groups) == 1:
+            parts = [grade(0)]
+        else:
+            word = places[1][2] / START_WORD
+            os.mkfifo(word, 0o644)
+            # Held open until the second group is done, so that its child, opening the pipe to
+            # read, never waits for a writer, and the word stays in the pipe until it reads it.
+            held = os.open(word, os.O_RDWR)
+            try:
+                second = helper.submit(grade, 1, str(word))
+                try:
+                    first = grade(0)
+                finally:
+                    os.write(held, b"g")  # the word: the first child has ended
+                parts = [first, second.result()]
+            finally:
+                os.close(held)
         run = _joined(parts)
         run.ignored, run.findings, run.isolation = ignored, scanning[0].result(), level
         return run
@@ -422,10 +452,11 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
                policy: dict, limits: Limits, wall_s: float, fork_for: list[catalog.Exercise] | None,
                stop_at_first_failure: bool, select: Mapping[str, Collection[str]],
                until_failed: FailureGroups, shrink: bool, ends: list[Callable[[], None]],
-               on_start: Callable[[], None]) -> ChildRun:
+               on_start: Callable[[], None], start_word: str | None) -> ChildRun:
     """The tests of ``group``: one child, and a fresh one for the tests after each that overran
     (at most ``MAX_RESTARTS``), within ``wall_s`` in all. A fork server is chosen for
-    ``fork_for`` (all the submission's exercises: one server serves every group)."""
+    ``fork_for`` (all the submission's exercises: one server serves every group). The first
+    child waits for the word on the named pipe ``start_word`` (if any) before its first test."""
     runs: list[ChildRun] = []
     left = wall_s
     done: list[str] = []  # tests reported or stopped: a fresh child deselects them
@@ -437,7 +468,7 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
             options = {"impl_root": str(impl), "exercises": [ex.id for ex in group],
                        "select": {ex_id: sorted(names) for ex_id, names in select.items()},
                        "deselect": done, "exitfirst": stop_at_first_failure,
-                       "until_failed": groups, "shrink": shrink}
+                       "until_failed": groups, "shrink": shrink, "start_word": start_word}
             (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
             args = []
         else:  # a pytest command line, the tests chosen in an @file (one argument a line)
@@ -450,8 +481,10 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
                 f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
             args = [*_session(kit, group, limits), "--impl-root", str(impl),
                     "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
+                    *(["--start-word", start_word] if start_word is not None else []),
                     *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
         run, end = _run_child(args, env, work, policy, limits, left, fork_for, on_start)
+        start_word = None  # a fresh child after a test overran starts at once
         ends.append(end)
         runs.append(_confined(run, group))
         left -= run.ran_s
@@ -531,13 +564,14 @@ def ending_in_background():
             thread.join()
 
 
-def _end(ends: list[Callable[[], None]], workdir: tempfile.TemporaryDirectory) -> None:
+def _end(ends: list[Callable[[], None]], workdirs: list[tempfile.TemporaryDirectory]) -> None:
     """Wait for the children's ends, then remove their work directory: now, or in the background
     inside ``ending_in_background``."""
     def end() -> None:
         for child_end in ends:
             child_end()
-        workdir.cleanup()
+        for workdir in workdirs:
+            workdir.cleanup()
 
     with _background_lock:
         if _background["callers"]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import time
 
 from grader import catalog
-from tests.helpers import make_submission, run_python
+from tests.helpers import KIT_ROOT, make_submission, run_python
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 
@@ -231,3 +235,29 @@ def test_grading_draws_no_constant_from_the_source_of_the_modules_loaded(tmp_pat
     grading = _pytest(*args, "--grading", env=env)
     assert grading.returncode == 0, grading.stdout
 
+
+
+def test_a_child_given_a_start_word_runs_no_test_and_no_submitted_code_before_it(tmp_path):
+    marker, word = tmp_path / "imported", tmp_path / "word"
+    root = make_submission(tmp_path / "submission", {
+        EX: f"open({str(marker)!r}, 'w').close()\n" + EX.reference.read_text()})
+    os.mkfifo(word)
+    held = os.open(word, os.O_RDWR)  # as the grader holds it
+    child = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--impl-root", str(root),
+         "--start-word", str(word), str(EX.public_tests)],
+        cwd=KIT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    try:
+        for line in child.stdout:  # pytest's header ends with what it collected: then it waits
+            if line.startswith("collected"):
+                break
+        time.sleep(0.5)
+        assert child.poll() is None and not marker.exists()
+        os.write(held, b"g")  # the word
+        rest = child.stdout.read()
+        assert child.wait(timeout=120) == 0, rest
+    finally:
+        os.close(held)
+        child.kill()
+    assert marker.exists() and " passed" in rest
