@@ -115,7 +115,7 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path, *,
             ignored.append(f"{rel} (a symbolic link: not followed)")
         elif src.is_file() and src.stat().st_size > MAX_MODULE_BYTES:
             ignored.append(f"{rel} (larger than {MAX_MODULE_BYTES >> 20} MiB)")
-        elif src.is_file():
+        elif _staged(src):
             (impl / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, impl / rel)
     impl.mkdir(exist_ok=True)
@@ -141,6 +141,11 @@ def stage(submission: Path, exercises: list[catalog.Exercise], work: Path, *,
     for sub in (*(f"rw/{name}" for name in jail.RW_DIRS), "root"):
         (work / sub).mkdir(parents=True)
     return impl, kit, ignored
+
+
+def _staged(module: Path) -> bool:
+    """Whether ``stage`` copies the submitted ``module`` for the child (else it is absent there)."""
+    return module.is_file() and not module.is_symlink() and module.stat().st_size <= MAX_MODULE_BYTES
 
 
 KIT_CONFIG = ("catalog.toml", "pyproject.toml", "conftest.py")  # what a child's pytest reads besides tests
@@ -362,23 +367,28 @@ def run_tests(submission: Path, exercises: list[catalog.Exercise], limits: Limit
     _announce(level)
     if level["level"] == "container":
         jail.restrict_for_container(policy["hide"])
-    # The children of two groups run side by side, each in a work directory of its own.
-    workdirs = [tempfile.TemporaryDirectory(prefix="drills-") for _ in _apart_first(exercises)]
+    workdirs: list[tempfile.TemporaryDirectory] = []  # one per child's group (``_run_children``)
     ends: list[Callable[[], None]] = []  # each child's end, waited for (see ``_supervise``)
+
+    def new_workdir() -> Path:
+        workdirs.append(tempfile.TemporaryDirectory(prefix="drills-"))
+        return Path(workdirs[-1].name)
+
     try:
-        return _run_children(submission, exercises, limits, [Path(w.name) for w in workdirs], policy, level, fork,
+        return _run_children(submission, exercises, limits, new_workdir, policy, level, fork,
                              stop_at_first_failure, select, until_failed, shrink, ends, on_start)
     finally:
         _end(ends, workdirs)
 
 
-def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits, works: list[Path],
+def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: Limits,
+                  new_workdir: Callable[[], Path],
                   policy: dict, level: dict, fork: bool, stop_at_first_failure: bool,
                   select: Mapping[str, Collection[str]] | None, until_failed: FailureGroups | None,
                   shrink: bool, ends: list[Callable[[], None]],
                   on_start: Callable[[], None]) -> ChildRun:
-    """``run_tests`` in the work directories ``works`` (one per group of ``_apart_first``): its
-    children's ends go to ``ends``.
+    """``run_tests`` in work directories made by ``new_workdir`` (one per group of
+    ``_apart_first``): its children's ends go to ``ends``.
 
     The exercises graded apart (``separate_process``) and those graded in the tests' own process
     run in children of their own: code submitted for an exercise of the second kind runs beside
@@ -387,10 +397,14 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
     the other and waits, collected, for the word (``START_WORD``): its start (seconds of imports
     for a fresh interpreter) is not added to the submission's time. Each has a work directory of
     its own, the only one its jail lets it enter."""
-    groups = _apart_first(exercises)
+    work = new_workdir()
+    impl, kit, ignored = stage(submission, exercises, work, with_tests=False)
+    groups = _apart_first(exercises, impl)  # by what was staged for the child
     places = []  # where each group's children run: (submission, tests, work directory)
-    for group, work in zip(groups, works):
-        impl, kit, ignored = stage(submission, exercises, work, with_tests=False)  # the same each time
+    for n, group in enumerate(groups):
+        if n:
+            work = new_workdir()
+            impl, kit, _ = stage(submission, exercises, work, with_tests=False)
         if fork:  # the tests its fork server collected once (see ``forking_kit``)
             kit = forking_kit()
         else:
@@ -441,10 +455,13 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
         return run
 
 
-def _apart_first(exercises: list[catalog.Exercise]) -> list[list[catalog.Exercise]]:
-    """``exercises`` in the groups that are graded in children of their own: those graded apart
-    from their submission, then those graded in one process with it (an empty group left out)."""
-    groups = [[ex for ex in exercises if ex.separate_process], [ex for ex in exercises if not ex.separate_process]]
+def _apart_first(exercises: list[catalog.Exercise], impl: Path) -> list[list[catalog.Exercise]]:
+    """``exercises`` in the groups that are graded in children of their own: those no submitted
+    code of which runs in the tests' process (graded apart, or with no module staged in ``impl``:
+    their tests are reported not started, unrun), then those graded in one process with their
+    module (an empty group left out)."""
+    beside = [ex for ex in exercises if not ex.separate_process and _staged(impl / ex.relpath)]
+    groups = [[ex for ex in exercises if ex not in beside], beside]
     return [group for group in groups if group]
 
 
@@ -496,9 +513,12 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
 def _exercise_of_node(nodeid: object) -> catalog.Exercise | None:
     """The exercise whose test file a test's node id names (relative to the kit's root, as
     every staged copy of the kit lays its files out)."""
-    if not isinstance(nodeid, str):
-        return None
-    return catalog.exercise_for_test_file(catalog.KIT_ROOT / nodeid.partition("::")[0])
+    return _exercise_of_test_file(nodeid.partition("::")[0]) if isinstance(nodeid, str) else None
+
+
+@functools.lru_cache(maxsize=1024)  # asked for every record: a whole catalog's are thousands
+def _exercise_of_test_file(relpath: str) -> catalog.Exercise | None:
+    return catalog.exercise_for_test_file(catalog.KIT_ROOT / relpath)
 
 
 def _confined(run: ChildRun, group: list[catalog.Exercise]) -> ChildRun:

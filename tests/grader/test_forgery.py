@@ -163,3 +163,16 @@ def test_honest_answers_to_both_kinds_keep_full_marks(pairs, mode):
     for ex in (EX, ONE_PROCESS):
         graded = _exercise(result, ex)
         assert graded["score"] == graded["max_score"] > 0, (ex.id, result["problems"])
+
+
+def test_only_a_module_present_is_graded_beside_its_tests(tmp_path):
+    """An exercise graded in one process whose module was not staged runs no submitted code: its
+    tests, reported not started, go with the exercises graded apart (no child of its own)."""
+    from grader.engine.sandbox import _apart_first
+
+    (tmp_path / EX.relpath).parent.mkdir(parents=True)
+    shutil.copyfile(EX.reference, tmp_path / EX.relpath)
+    assert _apart_first([ONE_PROCESS, EX], tmp_path) == [[ONE_PROCESS, EX]]
+    (tmp_path / ONE_PROCESS.relpath).parent.mkdir(parents=True)
+    shutil.copyfile(ONE_PROCESS.reference, tmp_path / ONE_PROCESS.relpath)
+    assert _apart_first([ONE_PROCESS, EX], tmp_path) == [[EX], [ONE_PROCESS]]
