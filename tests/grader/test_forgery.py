@@ -5,9 +5,10 @@ Each module of ``forgery/`` answers pytorch.losses.cross_entropy with one class 
 signing key and writer, pytest's internals and the kit's checks patched, tracing, a lying tensor
 subclass, hidden-test source echoed back, the op counter switched off. Graded in a batch (fork
 server) and one by one with ``score`` (fresh interpreters), each scores 0 or is flagged for
-review, an honest neighbour keeps full marks, and no message carries the hidden tests. A
-submission that also answers an exercise graded in the tests' own process, whose code finds the
-signing key there (``forgery/neighbours/``), cannot reach the verdict of the exercises graded apart.
+review, an honest neighbour keeps full marks, and no message carries the hidden tests. One more
+submission answers an exercise graded in the tests' own process too, whose code finds the
+signing key there (``forgery/neighbours/``): it cannot reach the verdict of the exercise graded
+apart. Every submission is graded on both exercises, and the honest one answers both.
 """
 
 from __future__ import annotations
@@ -35,25 +36,29 @@ LIMITS = Limits(wall_s=180, test_s=10)
 # Graded in the tests' own process: its code runs beside its child's signing key.
 ONE_PROCESS = catalog.get_exercise("pytorch.autograd.micrograd")
 NEIGHBOUR = CORPUS / "neighbours" / "forge_every_test.py"
+IDS = [ONE_PROCESS.id, EX.id]  # catalog order: the neighbour's tests come first
 
 pytestmark = pytest.mark.timeout(1200)
 
 
 def _stage(folder: Path) -> None:
-    for module in CORPUS.glob("*.py"):
-        target = folder / module.stem / EX.relpath
-        target.parent.mkdir(parents=True)
-        shutil.copyfile(module, target)
-    honest = folder / "honest" / EX.relpath
-    honest.parent.mkdir(parents=True)
-    shutil.copyfile(EX.reference, honest)
+    """Each forger answers EX alone; ``neighbour``: EX's untouched stub and the key-finding
+    forger for ONE_PROCESS; ``honest``: both references."""
+    answers = {module.stem: {EX: module} for module in CORPUS.glob("*.py")}
+    answers["neighbour"] = {EX: EX.stub, ONE_PROCESS: NEIGHBOUR}
+    answers["honest"] = {EX: EX.reference, ONE_PROCESS: ONE_PROCESS.reference}
+    for name, modules in answers.items():
+        for ex, source in modules.items():
+            target = folder / name / ex.relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
 
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory) -> dict[str, dict]:
     folder, out = tmp_path_factory.mktemp("forgers"), tmp_path_factory.mktemp("forgers-out")
     _stage(folder)
-    run_batch(folder, out, exercise_ids=[EX.id], jobs=2, limits=LIMITS, log=lambda m: None)
+    run_batch(folder, out, exercise_ids=IDS, jobs=2, limits=LIMITS, log=lambda m: None)
     return {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")}
 
 
@@ -61,9 +66,9 @@ def batch(tmp_path_factory) -> dict[str, dict]:
 def scored(tmp_path_factory) -> dict[str, dict]:
     folder = tmp_path_factory.mktemp("forgers-scored")
     _stage(folder)
-    names = [*NAMES, "honest"]
+    names = [*NAMES, "neighbour", "honest"]
     with ThreadPoolExecutor(2) as pool:
-        reports = pool.map(lambda name: score_submission(folder / name, [EX.id], limits=LIMITS,
+        reports = pool.map(lambda name: score_submission(folder / name, IDS, limits=LIMITS,
                                                          hide=[folder]).to_dict(), names)
         return dict(zip(names, reports))
 
@@ -76,6 +81,9 @@ def test_the_exercise_is_graded_in_a_separate_process():
 def test_an_honest_submission_keeps_full_marks(request, mode):
     result = request.getfixturevalue(mode)["honest"]
     assert result["score"] == result["max_score"] > 0, result["problems"]
+    for ex in (EX, ONE_PROCESS):  # an answer to each kind, each graded in a child of its own
+        graded = _exercise(result, ex)
+        assert graded["score"] == graded["max_score"] > 0, ex.id
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -111,31 +119,6 @@ def test_a_test_that_took_op_counts_from_the_executor_says_so(request, mode):
     assert marked == ["test_does_not_call_torch_cross_entropy_log_softmax_or_nll_loss"], marked
 
 
-def _stage_pairs(folder: Path) -> None:
-    """``forger``: the untouched stub of the exercise graded apart, and the key-finding forger
-    for the one graded in one process; ``honest``: both references."""
-    for name, apart, together in (("forger", EX.stub, NEIGHBOUR), ("honest", EX.reference, ONE_PROCESS.reference)):
-        for source, ex in ((apart, EX), (together, ONE_PROCESS)):
-            target = folder / name / ex.relpath
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-
-
-@pytest.fixture(scope="module")
-def pairs(tmp_path_factory) -> dict[str, dict[str, dict]]:
-    """The two submissions graded in a batch (fork server) and one by one (fresh interpreters)."""
-    folder, out = tmp_path_factory.mktemp("pairs"), tmp_path_factory.mktemp("pairs-out")
-    _stage_pairs(folder)
-    ids = [ONE_PROCESS.id, EX.id]  # catalog order: the forger's tests come first
-    run_batch(folder, out, exercise_ids=ids, jobs=2, limits=LIMITS, log=lambda m: None)
-    with ThreadPoolExecutor(2) as pool:
-        scored = dict(zip(["forger", "honest"], pool.map(
-            lambda name: score_submission(folder / name, ids, limits=LIMITS, hide=[folder]).to_dict(),
-            ["forger", "honest"])))
-    return {"batch": {p.stem: json.loads(p.read_text()) for p in (out / "results").glob("*.json")},
-            "scored": scored}
-
-
 def _exercise(result: dict, ex: catalog.Exercise) -> dict:
     return next(e for e in result["exercises"] if e["id"] == ex.id)
 
@@ -145,8 +128,8 @@ def test_the_neighbours_exercise_is_graded_in_the_tests_own_process():
 
 
 @pytest.mark.parametrize("mode", ["batch", "scored"])
-def test_a_key_found_beside_one_exercise_forges_nothing_for_one_graded_apart(pairs, mode):
-    result = pairs[mode]["forger"]
+def test_a_key_found_beside_one_exercise_forges_nothing_for_one_graded_apart(request, mode):
+    result = request.getfixturevalue(mode)["neighbour"]
     apart = _exercise(result, EX)
     assert apart["score"] == 0 < apart["max_score"], [(t["name"], t["status"]) for t in apart["tests"]]
     # What it signed about its own exercise's tests is not prevented there: flagged for review.
@@ -154,15 +137,7 @@ def test_a_key_found_beside_one_exercise_forges_nothing_for_one_graded_apart(pai
     # A test it signed it collected once submitted code ran is none, with its million points.
     own = _exercise(result, ONE_PROCESS)
     assert not [t["name"] for t in own["tests"] if t["name"].endswith("::test_forged")]
-    assert result["max_score"] == pairs[mode]["honest"]["max_score"]
-
-
-@pytest.mark.parametrize("mode", ["batch", "scored"])
-def test_honest_answers_to_both_kinds_keep_full_marks(pairs, mode):
-    result = pairs[mode]["honest"]
-    for ex in (EX, ONE_PROCESS):
-        graded = _exercise(result, ex)
-        assert graded["score"] == graded["max_score"] > 0, (ex.id, result["problems"])
+    assert result["max_score"] == request.getfixturevalue(mode)["honest"]["max_score"]
 
 
 def test_only_a_module_present_is_graded_beside_its_tests(tmp_path):
