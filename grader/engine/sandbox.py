@@ -17,6 +17,11 @@ What the child gets:
 Results come back as JSON lines over a pipe the grader created, each signed with a key the child's
 plugin reads from a second pipe at start-up (see ``grader.pytest_plugin``). The child announces
 each test as it starts (``started``), which is what the outside per-test limit watches.
+
+A submission whose exercises include some graded in one process with their submitted module
+(not ``separate_process``) gets two children, started side by side: one for those, which runs no
+test before the other has ended, and one for the rest; each child's records count only for its
+own exercises (``_run_children``).
 """
 
 from __future__ import annotations
