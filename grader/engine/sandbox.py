@@ -175,6 +175,7 @@ def stage_tests(exercises: list[catalog.Exercise], kit: Path) -> list[str]:
 
 
 _forking_kits: dict[tuple, Path] = {}
+_forking_kits_lock = threading.Lock()
 
 
 def forking_kit() -> Path:
@@ -185,13 +186,16 @@ def forking_kit() -> Path:
     exercises = list(catalog.load_catalog().values())
     sources = [*_test_sources(exercises), *(catalog.KIT_ROOT / name for name in KIT_CONFIG)]
     key = (str(catalog.KIT_ROOT), *((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sources))
-    kit = _forking_kits.get(key)
-    if kit is None or not kit.is_dir():
-        kit = Path(tempfile.mkdtemp(prefix="drills-kit-"))
-        kit.chmod(0o755)
-        stage_tests(exercises, kit)
-        atexit.register(shutil.rmtree, kit, True)
-        _forking_kits[key] = kit
+    # Graders in threads (a batch's or verify's jobs) asking at once share one copy, and so one
+    # fork server: each staged a copy of its own before, and started a server for it.
+    with _forking_kits_lock:
+        kit = _forking_kits.get(key)
+        if kit is None or not kit.is_dir():
+            kit = Path(tempfile.mkdtemp(prefix="drills-kit-"))
+            kit.chmod(0o755)
+            stage_tests(exercises, kit)
+            atexit.register(shutil.rmtree, kit, True)
+            _forking_kits[key] = kit
     return kit
 
 
@@ -405,18 +409,19 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
     work = new_workdir()
     impl, kit, ignored = stage(submission, exercises, work, with_tests=False)
     groups = _apart_first(exercises, impl)  # by what was staged for the child
+    # The tests a fork server collected once (see ``forking_kit``): one copy for every child of
+    # the submission, the one its jail reveals (a test file changed meanwhile makes a new copy).
+    forked_tests = forking_kit() if fork else None
+    if forked_tests is not None:
+        policy["reveal"] = [*policy["reveal"], str(forked_tests)]
     places = []  # where each group's children run: (submission, tests, work directory)
     for n, group in enumerate(groups):
         if n:
             work = new_workdir()
             impl, kit, _ = stage(submission, exercises, work, with_tests=False)
-        if fork:  # the tests its fork server collected once (see ``forking_kit``)
-            kit = forking_kit()
-        else:
+        if forked_tests is None:
             stage_tests(group, kit)
-        places.append((impl, kit, work))
-    if fork:
-        policy["reveal"] = [*policy["reveal"], str(places[0][1])]
+        places.append((impl, forked_tests or kit, work))
     with ThreadPoolExecutor(2) as helper:
         tree = read_tree(places[0][0])  # read now, scanned while the child runs
         scanning: list[Future] = []

@@ -5,13 +5,14 @@ serves the grader alone, and its jail is its own."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from grader import catalog
 from grader.engine import forkserver
-from grader.engine.sandbox import Limits, _session, outside_limit, preload_modules
+from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
@@ -166,3 +167,23 @@ def test_a_test_that_cancels_its_limit_is_stopped_from_outside_and_the_rest_stil
     assert [t.name for t in stopped] == [n for n in tests if "stays_on_device[meta]" in n and "pairwise" in n]
     assert f"stopped by the grader after {outside_limit(3):g} s" in stopped[0].message
     assert report.score == report.max_score - stopped[0].max_score
+
+
+def test_graders_asking_for_the_staged_tests_at_once_share_one_copy(monkeypatch):
+    """As a batch's or verify's first jobs do: two copies meant two fork servers, and a
+    submission whose children were given different copies could not read its tests' source."""
+    from grader.engine import sandbox
+
+    monkeypatch.setattr(sandbox, "_forking_kits", {})  # none staged yet in this process
+    meet, got = threading.Barrier(2), []
+
+    def ask() -> None:
+        meet.wait()
+        got.append(forking_kit())
+
+    askers = [threading.Thread(target=ask) for _ in range(2)]
+    for t in askers:
+        t.start()
+    for t in askers:
+        t.join()
+    assert len(got) == 2 and got[0] == got[1]
