@@ -399,10 +399,10 @@ def _run_children(submission: Path, exercises: list[catalog.Exercise], limits: L
     """``run_tests`` in work directories made by ``new_workdir`` (one per group of
     ``_apart_first``): its children's ends go to ``ends``.
 
-    The exercises graded apart (``separate_process``) and those graded in the tests' own process
-    run in children of their own: code submitted for an exercise of the second kind runs beside
-    the key its child signs with, so what each child reports counts for its own exercises alone
-    (``_confined``), and that child runs no test before the other has ended. It starts beside
+    The exercises graded in the tests' own process with a module staged, and the others (graded
+    apart, or absent), run in children of their own: code submitted for one of the first kind
+    runs beside the key its child signs with, so what each child reports counts for its own
+    exercises alone (``_confined``), and that child runs no test before the other has ended. It starts beside
     the other and waits, collected, for the word (``START_WORD``): its start (seconds of imports
     for a fresh interpreter) is not added to the submission's time. Each has a work directory of
     its own, the only one its jail lets it enter."""
