@@ -6,7 +6,9 @@ the kit whose catalog marks none (the submission imported by the tests' own proc
 per exercise, the median time inside the tests (pytest's setup/call/teardown durations) of each
 and their ratio.
 
-    .venv/bin/python bench/bench_separate.py [--rounds 3] [--json FILE]
+    .venv/bin/python bench/bench_separate.py [--rounds 3] [--json FILE] [ID ...]
+
+IDs: only these of the exercises marked (default: every one).
 
 Timings on a busy machine are noisy: run it on an idle one.
 """
@@ -46,8 +48,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("ids", nargs="*", metavar="ID", help="exercises marked separate_process (default: all)")
     args = parser.parse_args()
     ids = [ex.id for ex in catalog.load_catalog().values() if ex.separate_process]
+    if unmarked := sorted(set(args.ids) - set(ids)):
+        parser.error(f"not marked separate_process in the catalog: {', '.join(unmarked)}")
+    ids = [i for i in ids if i in args.ids] if args.ids else ids
     rows = []
     with tempfile.TemporaryDirectory(prefix="drills-bench-") as tmp:
         together = Path(tmp) / "kit"

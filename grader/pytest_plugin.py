@@ -504,6 +504,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         executors = item.config.stash.get(_EXECUTOR, None)
         if executors is not None:
             executors.revive(ex.id)  # after a test that overran: the tests after it get a fresh process
+            executors.follow(item)
 
 
 def _seed_everything(seed: int) -> None:

@@ -24,6 +24,7 @@ import weakref
 from functools import cache
 from typing import Any
 
+from grader.remote import _rng
 from grader.remote import _wire as wire
 from grader.remote._sync import replace_tensors, vector_jacobian
 
@@ -135,7 +136,10 @@ class Callbacks:
             self.weak.pop(cid, None)
         elif cid not in self.functions:
             self.weak[cid] = weakref.WeakMethod(fn) if isinstance(fn, types.MethodType) else weakref.ref(fn)
-        return {"k": "callback", "i": cid, "name": str(getattr(fn, "__name__", "callback"))[:200]}
+        node = {"k": "callback", "i": cid, "name": str(getattr(fn, "__name__", "callback"))[:200]}
+        if type(fn) is types.FunctionType:
+            node["function"] = True
+        return node
 
     def function(self, cid: Any) -> Any:
         """The function sent under ``cid``; None when there is none (or it was held weakly and
@@ -192,7 +196,7 @@ class Callbacks:
             kwargs = executor.decode(message["kwargs"], blobs, grads=True, tensors=sent)
             state = message["state"]
             rng = wire.decode(state["rng"], blobs)
-            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            _rng.set_state(rng)
             shared = [executor.mirrors.tensor(tid) for tid in wire.as_list(message["grad_shared"])]
             autocast_on, autocast_dtype = state["autocast"]
             with torch.set_grad_enabled(bool(state["grad_enabled"])), \
@@ -208,7 +212,7 @@ class Callbacks:
             out.clear()
             answer = {"answer": "callback", "error": describe_exception(exc)}
         answer["push"] = executor.mirrors.push(out)
-        answer["rng"] = wire.encode(torch.get_rng_state().numpy().tobytes(), out)
+        answer["rng"] = wire.encode(_rng.state(), out)
         return answer, out
 
 
@@ -216,8 +220,8 @@ class Callbacks:
 
 
 class Stub:
-    """The executor's stand-in for a test's function: calling it calls the function in the
-    trusted process (``Caller.call``)."""
+    """The executor's stand-in for a test's callable object (or bound method, or partial):
+    calling it calls the object in the trusted process (``Caller.call``)."""
 
     def __init__(self, caller: Caller, cid: int, name: str) -> None:
         self._caller, self._id, self.__name__ = caller, cid, name
@@ -236,6 +240,31 @@ class Stub:
         raise TypeError(f"{self.__name__}, a function of the tests, cannot be pickled")
 
 
+# The stand-ins of the test's plain functions and lambdas: each is a Python function itself, as
+# the test's was (a ``LambdaLR`` saves no state for a function, and the state of any other
+# callable it holds), and like the test's lambda it does not pickle. Its id, by the stand-in.
+_FUNCTION_STUBS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _function_stub(caller: Caller, cid: int, name: str) -> types.FunctionType:
+    def stub(*args: Any, **kwargs: Any) -> Any:
+        return caller.call(cid, args, kwargs)
+
+    stub.__name__ = stub.__qualname__ = name
+    _FUNCTION_STUBS[stub] = cid
+    return stub
+
+
+def stub_id(value: Any) -> int | None:
+    """The callback id ``value`` stands for when it is a stand-in for a test's function
+    (``Stub`` or a function stand-in), else None."""
+    if isinstance(value, Stub):
+        return value._id
+    if type(value) is types.FunctionType:
+        return _FUNCTION_STUBS.get(value)
+    return None
+
+
 class Caller:
     """The executor's side of callbacks: one stand-in per callback while it is held, and the
     exchange with the trusted side (which may ask for requests of its own meanwhile)."""
@@ -245,11 +274,12 @@ class Caller:
         self.stubs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self.dropped: list[int] = []  # sent with the next answer: the trusted side forgets them
 
-    def stub(self, node: dict) -> Stub:
+    def stub(self, node: dict) -> Any:
         cid = node["i"]
         stub = self.stubs.get(cid)
         if stub is None:
-            stub = Stub(self, cid, str(node.get("name"))[:200])
+            make = _function_stub if node.get("function") is True else Stub
+            stub = make(self, cid, str(node.get("name"))[:200])
             self.stubs[cid] = stub
             weakref.finalize(stub, self.dropped.append, cid)
             if cid in self.dropped:  # its last stand-in died during this request: held again
@@ -276,8 +306,8 @@ class Caller:
         def first(value: Any) -> dict | None:
             if isinstance(value, torch.Tensor) and executor.described.tensor_id(value) is not None:
                 return {"k": "shared", "t": executor.described.tensor_id(value)}
-            if isinstance(value, Stub):
-                return {"k": "callback", "i": value._id}
+            if (cid := stub_id(value)) is not None:
+                return {"k": "callback", "i": cid}
             if isinstance(value, torch.Tensor):
                 sent.append(value)
             return None
@@ -291,7 +321,7 @@ class Caller:
                    "state": {"grad_enabled": grad,
                              "autocast": [torch.is_autocast_enabled("cpu"),
                                           wire.encode(torch.get_autocast_dtype("cpu"), out)],
-                             "rng": wire.encode(torch.get_rng_state().numpy().tobytes(), out)}}
+                             "rng": wire.encode(_rng.state(), out)}}
         executor.described.take(None, [])
         shared = [(tid, t) for tid, t in executor.described.tensors.items() if t.requires_grad and t.is_leaf] \
             if grad else []
@@ -307,14 +337,12 @@ class Caller:
         return replace_tensors(holder["result"], swap)
 
     def _finish(self, message: dict, blobs: list[bytes], outputs: list | None = None) -> tuple[Any, dict]:
-        import torch
-
         executor = self.executor
         answer, got = self.exchange(message, blobs)
         if "push" in answer:  # a callback call (not a product of its backward)
             executor.described.take(answer["push"], got, self.stub)
             rng = wire.decode(answer["rng"], got)
-            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            _rng.set_state(rng)
         if "error" in answer:
             raise rebuild_exception(answer["error"])
         return executor.decode(answer["value"], got, tensors=outputs), answer

@@ -9,10 +9,10 @@ plain data by ``grader.remote._wire`` (tensors are always plain ``torch.Tensor``
 process's own methods). A call whose tensor arguments require grad goes through ``_bridge()``, an
 autograd function whose backward asks the executor for the vector-Jacobian product of the call, so
 gradients, ``backward()`` and finite-difference checks work across the two processes. Tensor
-arguments the call changed in place (data or ``.grad``) are changed here too, and the RNG state and
-default dtype travel with each call. Modules cross as mirrors (``grader.remote._mirror``) and the
-test's functions as callbacks (``grader.remote._callbacks``), which ``request`` serves while it
-waits for the executor's answer.
+arguments the call changed in place (data or ``.grad``) are changed here too, and the random state
+(``grader.remote._rng``) and default dtype travel with each call. Modules cross as mirrors
+(``grader.remote._mirror``) and the test's functions as callbacks (``grader.remote._callbacks``),
+which ``request`` serves while it waits for the executor's answer.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _probes
+from grader.remote import _patches, _probes, _rng
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Callbacks, describe_exception, is_callback, of_test_module
 from grader.remote._claims import claimed_class, function_class
@@ -562,9 +562,11 @@ class Executor:
             header["builtin"] = builtin
         if method is not None:
             header["method"] = method
+        header["patches"] = _patches.changes(lambda value: self.encode(value, blobs, tensors, copies, memories))
         if copies:
             try:
-                blobs.append(_pickled(copies, self))
+                with _patches.unpatched():
+                    blobs.append(_pickled(copies, self))
                 pickled = len(blobs) - 1
             except Exception as exc:  # noqa: BLE001 - what pickle refuses, said as the wire says it
                 kinds = ", ".join(sorted({type(c).__name__ for c in copies}))
@@ -706,20 +708,17 @@ class Executor:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def _take_rng(self, node: Any, out: list[bytes]) -> None:
-        """Take the executor's RNG state after a request (None: it drew nothing)."""
-        import torch
-
+        """Take the executor's random state after a request (None: it drew nothing)."""
         rng = wire.decode(node, out)
         if rng is not None:
-            torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8).clone())
+            _rng.set_state(rng)
             self.rng_known = rng
 
     def _rng_to_send(self, blobs: list[bytes]) -> Any:
-        """This process's CPU RNG state for the executor to take, or None when the executor's is
-        the same already (no random number was drawn here since the last call)."""
-        import torch
-
-        state = torch.get_rng_state().numpy().tobytes()
+        """This process's random state (``grader.remote._rng``) for the executor to take, or None
+        when the executor's is the same already (no random number was drawn here since the last
+        call)."""
+        state = _rng.state()
         if state == self.rng_known:
             return None
         self.rng_known = state
@@ -828,7 +827,7 @@ class _Pickler(pickle.Pickler):
             if self.trying:
                 return ("callback", 0, "")
             node = self.executor.callbacks.node(obj)
-            return ("callback", node["i"], node["name"])
+            return ("callback", node["i"], node["name"], node.get("function", False))
         torch = sys.modules["torch"]
         if isinstance(obj, torch.Tensor) and (tid := self.executor.mirrors.tensor_id(obj)) is not None:
             return ("shared", tid)
@@ -1017,6 +1016,12 @@ class Executors:
         nothing one exercise's submission does reaches another's tests."""
         if exercise_id in self.of_exercise:
             self.of_exercise[exercise_id].revive()
+
+    def follow(self, test: Any) -> None:
+        """From now on, around each call into an executor, what the ``monkeypatch`` fixture of
+        ``test`` (a pytest item, once the fixture is set up) changed applies there too
+        (``grader.remote._patches``)."""
+        _patches.follow(lambda: getattr(test, "funcargs", {}).get("monkeypatch"))
 
     @property
     def evidence_taken(self) -> int:

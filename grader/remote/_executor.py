@@ -27,9 +27,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _probes
+from grader.remote import _patches, _probes, _rng
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Caller, Stub
+from grader.remote._callbacks import Caller, stub_id
 from grader.remote._claims import claim
 from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
 from grader.remote._memory import ReceivedMemories
@@ -198,6 +198,8 @@ class _Executor:
 
         args = wire.decode(header["args"], blobs, handle=rebuilt, grads=True, tensors=sent)
         kwargs = wire.decode(header["kwargs"], blobs, handle=rebuilt, grads=True, tensors=sent)
+        patches = _patches.decoded(header.get("patches"), lambda node: wire.decode(
+            node, blobs, handle=rebuilt, grads=True, tensors=sent))
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
         rng_before = _take_rng(state["rng"], blobs)
@@ -221,6 +223,7 @@ class _Executor:
                 # A module the trusted side calls directly: the test's hooks on it fired on that side.
                 around.callback(self.described.called.pop)
                 self.described.called.append(fn if isinstance(fn, torch.nn.Module) else None)
+                around.enter_context(_patches.patched(patches))
                 if probe is not None:
                     parameter = wire.decode(header.get("probe_with"), blobs)
                     result, evidence = _probes.run(probe, fn, args, kwargs, parameter)
@@ -348,8 +351,8 @@ class _Executor:
     def opaque(self, value: Any, out: list[bytes]) -> dict:
         """A module's node (it is mirrored on the trusted side), a test's function handed back,
         or a handle to ``value``."""
-        if isinstance(value, Stub):
-            return {"k": "callback", "i": value._id}
+        if (cid := stub_id(value)) is not None:
+            return {"k": "callback", "i": cid}
         if type(value) is _Proxy:  # the test's object it stands for
             return {"k": "proxy", "i": object.__getattribute__(value, "_attribute")._id}
         torch = sys.modules.get("torch")
@@ -531,21 +534,18 @@ def _held_after(sent: list, built: list) -> list[int]:
 
 
 def _take_rng(node: Any, blobs: list[bytes]) -> bytes:
-    """Take the trusted side's CPU RNG state (None: it drew no random number since it last
-    took this process's); the state a request starts from."""
-    import torch
-
+    """Take the trusted side's random state (``grader.remote._rng``; None: it drew no random
+    number since it last took this process's); the state a request starts from."""
     rng = wire.decode(node, blobs)
-    if rng is not None:
-        torch.set_rng_state(torch.frombuffer(bytearray(rng), dtype=torch.uint8))
-    return torch.get_rng_state().numpy().tobytes()
+    if rng is None:
+        return _rng.state()
+    _rng.set_state(rng)
+    return rng
 
 
 def _rng_change(before: bytes, out: list[bytes]) -> Any:
-    """The CPU RNG state for the trusted side to take, or None when the request drew nothing."""
-    import torch
-
-    after = torch.get_rng_state().numpy().tobytes()
+    """The random state for the trusted side to take, or None when the request drew nothing."""
+    after = _rng.state()
     return wire.encode(after if after != before else None, out)
 
 
@@ -560,7 +560,8 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
         kind, ident, *rest = pid
         if kind == "callback":
-            return self.executor.caller.stub({"i": ident, "name": rest[0] if rest else "callback"})
+            return self.executor.caller.stub({"i": ident, "name": rest[0] if rest else "callback",
+                                              "function": rest[1:2] == [True]})
         if kind == "shared":
             return self.executor.described.tensors[ident]
         if kind == "module":

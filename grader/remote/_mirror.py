@@ -78,11 +78,11 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _attributes(module) -> list[tuple[str, Any]]:
-    from grader.remote._callbacks import Stub
+    from grader.remote._callbacks import stub_id
 
     left_out = _left_out()
     return [(k, v) for k, v in module.__dict__.items()  # a forward that runs on the trusted side: not one
-            if k not in left_out and not k.startswith("__") and not isinstance(v, Stub)]
+            if k not in left_out and not k.startswith("__") and stub_id(v) is None]
 
 
 # What calls ``_apply``: a class that overrides it (to tie weights again after a move, say) has
@@ -95,10 +95,10 @@ def overrides(module, base: type) -> list[str]:
     that are set on ``module`` itself (``bn.train = MethodType(...)``)."""
     import torch
 
-    from grader.remote._callbacks import Stub
+    from grader.remote._callbacks import stub_id
 
     names = {k for k, v in module.__dict__.items()
-             if callable(v) and not isinstance(v, Stub) and callable(getattr(base, k, None))}
+             if callable(v) and stub_id(v) is None and callable(getattr(base, k, None))}
     for klass in type(module).__mro__:
         if klass is base or getattr(torch.nn, klass.__name__, None) is klass:
             break
@@ -137,9 +137,9 @@ class Placeholder:
         self.key, self.hook, self.described = key, hook, described
 
     def __call__(self, module: Any, *args: Any, **kwargs: Any) -> Any:
-        from grader.remote._callbacks import Stub
+        from grader.remote._callbacks import stub_id
 
-        if isinstance(module.__dict__.get("forward"), Stub) or module is self.described.called_directly():
+        if stub_id(module.__dict__.get("forward")) is not None or module is self.described.called_directly():
             return None
         return self.hook(module, *args, **kwargs)
 

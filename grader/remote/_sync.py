@@ -11,6 +11,7 @@ that a shared tensor changed since they last agreed is its ``Snapshots``.
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from grader.remote import _wire as wire
@@ -230,8 +231,8 @@ def replace_tensors(value: Any, swap: dict[int, Any]) -> Any:
         return swap[id(value)]
     if type(value) in (tuple, list):
         return type(value)(replace_tensors(v, swap) for v in value)
-    if type(value) is dict:
-        return {replace_tensors(k, swap): replace_tensors(v, swap) for k, v in value.items()}
+    if type(value) in (dict, collections.OrderedDict):
+        return type(value)((replace_tensors(k, swap), replace_tensors(v, swap)) for k, v in value.items())
     return value
 
 

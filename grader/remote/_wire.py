@@ -16,7 +16,7 @@ import json
 import math
 import socket
 import struct
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -120,8 +120,9 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         return {"k": "bytes", "blob": len(blobs) - 1}
     if type(value) in (tuple, list):
         return {"k": type(value).__name__, "v": [again(v) for v in value]}
-    if type(value) is dict:
-        return {"k": "dict", "v": [[again(k), again(v)] for k, v in value.items()]}
+    if type(value) in (dict, OrderedDict):  # an OrderedDict: a module's state_dict()
+        return {"k": "dict" if type(value) is dict else "ordered_dict",
+                "v": [[again(k), again(v)] for k, v in value.items()]}
     if type(value) is defaultdict and value.default_factory in _FACTORY_NAMES:
         return {"k": "defaultdict", "f": _FACTORY_NAMES[value.default_factory],
                 "v": [[again(k), again(v)] for k, v in value.items()]}
@@ -288,8 +289,10 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     try:
         if kind in _SEQUENCES:
             return _SEQUENCES[kind]([again(v) for v in as_list(node["v"])])
-        if kind in ("dict", "defaultdict"):
+        if kind in ("dict", "defaultdict", "ordered_dict"):
             items = {again(k): again(v) for k, v in (_pair(p) for p in as_list(node["v"]))}
+            if kind == "ordered_dict":
+                return OrderedDict(items)
             return items if kind == "dict" else defaultdict(_FACTORIES[_str(node["f"])], items)
         if kind == "float":
             value = float(_str(node["v"]))

@@ -3,11 +3,13 @@ module; the codec's refusals on frames a hostile executor could send."""
 
 from __future__ import annotations
 
+import collections
 import copy
 import ctypes
 import gc
 import os
 import pickle
+import random
 import signal
 import textwrap
 import threading
@@ -19,14 +21,17 @@ import torch
 
 from grader._loader import ImplementationError, MissingImplementation, StubRaised
 from grader._timelimit import TestTimeout, time_limit
-from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject, Zygote
+from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject, Zygote, _patches
 from grader.remote import _wire as wire
 
 EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
 MODULE = textwrap.dedent('''
+    import collections
     import contextlib
     import os
+    import random
     import time
+    import types
     import torch
 
     class Mistake(ValueError):
@@ -76,6 +81,24 @@ MODULE = textwrap.dedent('''
 
     def draws(n):
         return torch.randn(n)
+
+    def python_draws(n):
+        return [random.random() for _ in range(n)]
+
+    def is_a_function(f):
+        return isinstance(f, types.FunctionType)
+
+    def reversed_copy(d):
+        return type(d).__name__, collections.OrderedDict(reversed(list(d.items())))
+
+    def cuda_available():
+        return torch.cuda.is_available()
+
+    def environment(name):
+        return os.environ.get(name)
+
+    def parameter_count(optimizer):
+        return sum(p.numel() for group in optimizer.param_groups for p in group["params"])
 
     def default_dtype():
         return torch.get_default_dtype()
@@ -627,6 +650,66 @@ def test_the_rng_state_travels_both_ways(module):
     torch.manual_seed(0)
     here = torch.randn(4)
     assert torch.equal(there, here) and torch.equal(after_there, torch.randn(2))
+
+
+def test_pythons_random_state_travels_both_ways(module):
+    random.seed(0)
+    there = module.python_draws(3)
+    after_there = random.random()
+    random.seed(0)
+    assert there == [random.random() for _ in range(3)] and after_there == random.random()
+
+
+class _Scale:
+    def __call__(self, x):
+        return 2 * x
+
+
+def test_a_tests_function_is_a_function_there_and_its_callable_object_is_not(module):
+    # As in one process: a LambdaLR saves the state of a callable object it holds, none of a function.
+    assert module.is_a_function(lambda x: x) is True
+    assert module.is_a_function(_Scale()) is False
+
+
+def test_an_ordered_dict_crosses_as_one_both_ways(module):
+    kind, back = module.reversed_copy(collections.OrderedDict(a=1, b=torch.ones(2)))
+    assert kind == "OrderedDict" and type(back) is collections.OrderedDict and list(back) == ["b", "a"]
+
+
+@pytest.fixture()
+def followed(monkeypatch):
+    """The test's monkeypatch, carried to the executor as a grading session's plugin carries it."""
+    _patches.follow(lambda: monkeypatch)
+    yield monkeypatch
+    _patches.follow(lambda: None)
+
+
+def test_the_tests_monkeypatches_of_modules_and_the_environment_reach_each_call(module, followed):
+    available = torch.cuda.is_available()
+    followed.setattr(torch.cuda, "is_available", lambda: not available)
+    followed.setenv("DRILLS_PATCHED", "yes")
+    assert module.cuda_available() is (not available) and module.environment("DRILLS_PATCHED") == "yes"
+    followed.undo()
+    assert module.cuda_available() is available and module.environment("DRILLS_PATCHED") is None
+
+
+def _full_disk(*args, **kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_the_tests_objects_are_pickled_with_what_the_test_patched_undone(module, followed):
+    # torch.save pickles a tensor's storage: the test's torch.save that fails is the submission's
+    # to meet, not the kit's when it sends the test's optimizer there.
+    followed.setattr(torch, "save", _full_disk)
+    optimizer = torch.optim.SGD([torch.zeros(3, requires_grad=True)], lr=0.1)
+    assert module.parameter_count(optimizer) == 3
+    assert torch.save is _full_disk
+
+
+def test_a_monkeypatch_that_cannot_reach_the_submission_fails_the_call_saying_so(module, followed):
+    followed.setattr(torch.Tensor, "drills_patched", 1, raising=False)
+    with pytest.raises(TypeError, match=r"changed Tensor\.drills_patched, which does not reach the submission"):
+        module.square(torch.ones(2))
 
 
 def test_default_dtype_and_autocast_travel(module):

@@ -261,10 +261,10 @@ class Unpicklable:
 
 
 class ModelWithBadExtraState(nn.Module):
-    def __init__(self):
+    def __init__(self, fail: bool = False):
         super().__init__()
         self.linear = nn.Linear(3, 2)
-        self.fail = False
+        self.fail = fail
 
     def get_extra_state(self):
         return Unpicklable() if self.fail else {"ok": 1}
@@ -291,8 +291,9 @@ def test_failure_mid_save_leaves_the_previous_checkpoint_intact(impl, tmp_path, 
         monkeypatch.setattr(torch, "save", injected)
         monkeypatch.setattr(torch.serialization, "save", injected)
         expected_error = OSError
-    else:
-        model.fail = True
+    else:  # a model of the same kind whose extra state cannot be pickled
+        model = ModelWithBadExtraState(fail=True)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         expected_error = Exception
     with pytest.raises(expected_error):
         impl.save_checkpoint(path, model=model, optimizer=optimizer, epoch=2)
