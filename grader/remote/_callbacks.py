@@ -24,7 +24,6 @@ import weakref
 from functools import cache
 from typing import Any
 
-from grader.remote import _rng
 from grader.remote import _wire as wire
 from grader.remote._sync import replace_tensors, vector_jacobian
 
@@ -195,8 +194,7 @@ class Callbacks:
             args = executor.decode(message["args"], blobs, grads=True, tensors=sent)
             kwargs = executor.decode(message["kwargs"], blobs, grads=True, tensors=sent)
             state = message["state"]
-            rng = wire.decode(state["rng"], blobs)
-            _rng.set_state(rng)
+            executor.rng.take(wire.decode(state["rng"], blobs))
             shared = [executor.mirrors.tensor(tid) for tid in wire.as_list(message["grad_shared"])]
             autocast_on, autocast_dtype = state["autocast"]
             with torch.set_grad_enabled(bool(state["grad_enabled"])), \
@@ -212,7 +210,7 @@ class Callbacks:
             out.clear()
             answer = {"answer": "callback", "error": describe_exception(exc)}
         answer["push"] = executor.mirrors.push(out)
-        answer["rng"] = wire.encode(_rng.state(), out)
+        answer["rng"] = wire.encode(executor.rng.now(), out)
         return answer, out
 
 
@@ -321,7 +319,7 @@ class Caller:
                    "state": {"grad_enabled": grad,
                              "autocast": [torch.is_autocast_enabled("cpu"),
                                           wire.encode(torch.get_autocast_dtype("cpu"), out)],
-                             "rng": wire.encode(_rng.state(), out)}}
+                             "rng": wire.encode(executor.rng.now(), out)}}
         executor.described.take(None, [])
         shared = [(tid, t) for tid, t in executor.described.tensors.items() if t.requires_grad and t.is_leaf] \
             if grad else []
@@ -341,8 +339,7 @@ class Caller:
         answer, got = self.exchange(message, blobs)
         if "push" in answer:  # a callback call (not a product of its backward)
             executor.described.take(answer["push"], got, self.stub)
-            rng = wire.decode(answer["rng"], got)
-            _rng.set_state(rng)
+            executor.rng.take(wire.decode(answer["rng"], got))
         if "error" in answer:
             raise rebuild_exception(answer["error"])
         return executor.decode(answer["value"], got, tensors=outputs), answer

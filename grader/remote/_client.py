@@ -182,7 +182,7 @@ class Executor:
         self.seq = 0
         self.to_free: list[int] = []
         self.broken: str | None = None
-        self.rng_known: bytes | None = None  # the executor's RNG state after the last call
+        self.rng = _rng.Agreed()  # the random state this process and the executor last shared
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
@@ -711,18 +711,14 @@ class Executor:
         """Take the executor's random state after a request (None: it drew nothing)."""
         rng = wire.decode(node, out)
         if rng is not None:
-            _rng.set_state(rng)
-            self.rng_known = rng
+            self.rng.take(rng)
 
     def _rng_to_send(self, blobs: list[bytes]) -> Any:
         """This process's random state (``grader.remote._rng``) for the executor to take, or None
         when the executor's is the same already (no random number was drawn here since the last
         call)."""
-        state = _rng.state()
-        if state == self.rng_known:
-            return None
-        self.rng_known = state
-        return self.encode(state, blobs)
+        state = self.rng.change()
+        return None if state is None else self.encode(state, blobs)
 
     def vjp(self, call: int, grads: tuple) -> list:
         from grader.checks._opcount import recorded_elsewhere

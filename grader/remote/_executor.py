@@ -85,6 +85,7 @@ class _Executor:
         self.live_seen: dict[int, bytes] = {}  # a live dict's id -> the digest of what the trusted side has
         self.sock = sock
         self.caller = Caller(self)
+        self.rng = _rng.Agreed()  # the random state this process and the trusted side last shared
 
     # ------------------------------------------------------------------ requests
 
@@ -140,13 +141,13 @@ class _Executor:
         return target
 
     def op_items(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        rng_before = _take_rng(header.get("rng"), blobs)  # a sampler draws from the global RNG
+        self._take_rng(header.get("rng"), blobs)  # a sampler draws from the global RNG
         items = []
         for item in self.objects[header["id"]]:
             items.append(item)
             if len(items) > MAX_ITEMS:
                 raise ValueError(f"the iterable has more than {MAX_ITEMS} items")
-        return {"value": self._encode(items, out), "rng": _rng_change(rng_before, out)}
+        return {"value": self._encode(items, out), "rng": self._rng_change(out)}
 
     def op_describe(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         obj = self.objects[header["id"]]
@@ -202,7 +203,7 @@ class _Executor:
             node, blobs, handle=rebuilt, grads=True, tensors=sent))
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
-        rng_before = _take_rng(state["rng"], blobs)
+        self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
         fn = {"deepcopy": copy.deepcopy, "exit": _exit}.get(header.get("builtin")) or self.objects[header["id"]]
         if "method" in header:
@@ -233,7 +234,7 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
+                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
@@ -264,7 +265,7 @@ class _Executor:
             return None
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
-                       **self._changes(sent, before, copies, copy_hooks, memories, rng_before, out)}
+                       **self._changes(sent, before, copies, copy_hooks, memories, out)}
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         del args, kwargs, result, fn
@@ -426,12 +427,12 @@ class _Executor:
         return self.objects[node["id"]]
 
     def _changes(self, sent: list, before: list, copies: list, copy_hooks: list, memories: ReceivedMemories,
-                 rng_before: bytes, out: list[bytes]) -> dict:
+                 out: list[bytes]) -> dict:
         """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
         argument tensors it changed, the state of each object sent as a copy (one with a state
         dict is kept from then on, ``grader.remote._kept``), the state of each kept object that
         changed, the bytes of the arguments' memories, the modules and tensors the trusted side
-        mirrors (a module sent is one from then on), and the RNG state when it drew random numbers."""
+        mirrors (a module sent is one from then on), and the random state when it is not the shared one."""
         kept = self.kept.changes(out)
         return {"changed": [[i, describe_change(t, mark, out)]
                             for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
@@ -440,7 +441,18 @@ class _Executor:
                 "memories": memories.changes(out),
                 "shared": self.described.changes(out),
                 "live": self._live_changes(out),
-                "rng": _rng_change(rng_before, out)}
+                "rng": self._rng_change(out)}
+
+    def _take_rng(self, node: Any, blobs: list[bytes]) -> None:
+        """Take the trusted side's random state (None: it drew no random number since the two
+        last shared one)."""
+        rng = wire.decode(node, blobs)
+        if rng is not None:
+            self.rng.take(rng)
+
+    def _rng_change(self, out: list[bytes]) -> Any:
+        """The random state for the trusted side to take, or None when it is the one they share."""
+        return wire.encode(self.rng.change(), out)
 
     def _live_changes(self, out: list[bytes]) -> list:
         """``[id, node]`` of each dict the trusted side holds a live copy of whose items are not
@@ -531,22 +543,6 @@ def _held_after(sent: list, built: list) -> list[int]:
     baseline = _references(alone[0]) - 1  # a tensor that one list slot holds, counted this way
     return [i for i in range(len(sent))
             if _references(sent[i]) - sum(x is sent[i] for x in sent) - sum(x is sent[i] for x in built) > baseline]
-
-
-def _take_rng(node: Any, blobs: list[bytes]) -> bytes:
-    """Take the trusted side's random state (``grader.remote._rng``; None: it drew no random
-    number since it last took this process's); the state a request starts from."""
-    rng = wire.decode(node, blobs)
-    if rng is None:
-        return _rng.state()
-    _rng.set_state(rng)
-    return rng
-
-
-def _rng_change(before: bytes, out: list[bytes]) -> Any:
-    """The random state for the trusted side to take, or None when the request drew nothing."""
-    after = _rng.state()
-    return wire.encode(after if after != before else None, out)
 
 
 class _Unpickler(pickle.Unpickler):

@@ -85,6 +85,12 @@ MODULE = textwrap.dedent('''
     def python_draws(n):
         return [random.random() for _ in range(n)]
 
+    def restores_the_random_state(draw):
+        saved = random.getstate(), torch.get_rng_state()
+        draw()
+        random.setstate(saved[0])
+        torch.set_rng_state(saved[1])
+
     def is_a_function(f):
         return isinstance(f, types.FunctionType)
 
@@ -658,6 +664,18 @@ def test_pythons_random_state_travels_both_ways(module):
     after_there = random.random()
     random.seed(0)
     assert there == [random.random() for _ in range(3)] and after_there == random.random()
+
+
+def test_a_random_state_restored_after_a_callback_drew_is_the_tests_after_the_call(module):
+    # The callback draws here; the submission then sets the state it saved before: in one process
+    # the test's next numbers are the ones it would have drawn without the call.
+    random.seed(1)
+    torch.manual_seed(1)
+    module.restores_the_random_state(lambda: (random.random(), torch.rand(1)))
+    after = random.random(), torch.rand(1)
+    random.seed(1)
+    torch.manual_seed(1)
+    assert after[0] == random.random() and torch.equal(after[1], torch.rand(1))
 
 
 class _Scale:
