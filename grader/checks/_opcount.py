@@ -13,11 +13,19 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 
 class AtenCall(NamedTuple):
-    """One ATen operator dispatched: its name (``"addmm"``) and the dtypes of the tensors among
-    its positional arguments, in order."""
+    """One ATen operator dispatched: its name (``"addmm"``), the dtypes of the tensors among
+    its positional arguments, in order, and whether it was asked to copy without blocking (the
+    ``non_blocking`` of ``_to_copy``, which ``Tensor.to`` dispatches, and of ``copy_``)."""
 
     name: str
     dtypes: tuple[torch.dtype, ...]
+    non_blocking: bool = False
+
+
+def _non_blocking(name: str, args: tuple, kwargs: dict) -> bool:
+    if name == "copy_" and len(args) > 2:
+        return args[2] is True
+    return kwargs.get("non_blocking") is True
 
 
 class _Recorder(TorchDispatchMode):
@@ -27,10 +35,12 @@ class _Recorder(TorchDispatchMode):
         self.paused = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
         if not self.paused:
-            self.calls.append(AtenCall(str(func.overloadpacket.__name__),
-                                       tuple(a.dtype for a in args if isinstance(a, torch.Tensor))))
-        return func(*args, **(kwargs or {}))
+            name = str(func.overloadpacket.__name__)
+            self.calls.append(AtenCall(name, tuple(a.dtype for a in args if isinstance(a, torch.Tensor)),
+                                       _non_blocking(name, args, kwargs)))
+        return func(*args, **kwargs)
 
 
 _RECORDING: list[_Recorder] = []  # the recorders of the record_aten_ops calls under way, outermost first

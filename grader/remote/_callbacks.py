@@ -17,8 +17,10 @@ vector-Jacobian product.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import importlib
+import sys
 import types
 import weakref
 from functools import cache
@@ -33,6 +35,37 @@ MAX_MESSAGE = 4000
 def of_test_module(module: Any) -> bool:
     """Whether ``module`` (a module's name) names a test module (``test_...``, in a package or not)."""
     return str(module).rpartition(".")[2].startswith("test_")
+
+
+def instance_kind(value: Any) -> str | None:
+    """``"namedtuple"`` or ``"dataclass"`` when ``value`` is one of a test module's namedtuples or
+    dataclass instances (with a ``__dict__``), which cross by value: a batch the submission
+    rebuilt with the test's container classes comes back as one (``grader.remote._wire``)."""
+    klass = type(value)
+    if not of_test_module(klass.__module__):
+        return None
+    if issubclass(klass, tuple) and type(getattr(klass, "_fields", None)) is tuple:
+        return "namedtuple"
+    if dataclasses.is_dataclass(klass) and type(getattr(value, "__dict__", None)) is dict:
+        return "dataclass"
+    return None
+
+
+def class_of_tests(module: str, qualname: str, kind: str, *, load: bool = False) -> type:
+    """The namedtuple or dataclass ``qualname`` of the test module ``module`` (imported here
+    already, or with ``load`` imported now), as an instance node names it
+    (``grader.remote._wire``); ``WireError`` for any other class."""
+    found: Any = None
+    if of_test_module(module) and "<" not in qualname:
+        found = sys.modules.get(module) or (importlib.import_module(module) if load else None)
+    for part in qualname.split(".") if found is not None else ():
+        found = getattr(found, part, None)
+    if isinstance(found, type) and found.__module__ == module:
+        if kind == "namedtuple" and issubclass(found, tuple) and type(getattr(found, "_fields", None)) is tuple:
+            return found
+        if kind == "dataclass" and dataclasses.is_dataclass(found) and not hasattr(found, "__slots__"):
+            return found
+    raise wire.WireError(f"an instance of {qualname!r}, which is no namedtuple or dataclass of the tests")
 
 
 def is_callback(value: Any) -> bool:
@@ -311,7 +344,8 @@ class Caller:
             return None
 
         def encode(value: Any) -> Any:
-            return wire.encode(value, out, first=first, opaque=lambda v: executor.opaque(v, out))
+            return wire.encode(value, out, first=first, opaque=lambda v: executor.opaque(v, out),
+                               instances=instance_kind)
 
         grad = torch.is_grad_enabled()
         message = {"callback": cid, "args": encode(tuple(args)), "kwargs": encode(dict(kwargs)),

@@ -34,7 +34,14 @@ from typing import Any
 
 from grader.remote import _patches, _probes, _rng
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Callbacks, describe_exception, is_callback, of_test_module
+from grader.remote._callbacks import (
+    Callbacks,
+    class_of_tests,
+    describe_exception,
+    instance_kind,
+    is_callback,
+    of_test_module,
+)
 from grader.remote._claims import claimed_class, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
@@ -379,22 +386,30 @@ class Executor:
 
     def decode(self, node: Any, blobs: list[bytes], *, grads: bool = False, tensors: list | None = None) -> Any:
         try:
-            return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs), grads=grads, tensors=tensors)
+            return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs), grads=grads, tensors=tensors,
+                               classes=class_of_tests)
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
-               copies: list | None = None, memories: SentMemories | None = None) -> Any:
+               copies: list | None = None, memories: SentMemories | None = None, atoms: list | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
-        the executor numbers them. A mirror goes by its id, a function as a callback; any
-        other value of no kind the wire carries (a module sent for the first time, an optimizer,
-        a class of a test module) is appended to ``copies``, which the caller pickles for the
-        executor; without ``copies`` it cannot be sent. With ``memories``, CPU tensors and
-        NumPy arrays go as views of the memory they share (``grader.remote._memory``)."""
+        the executor numbers them, and its strings and numbers to ``atoms`` (a call's result
+        that is one of them comes back as it). A mirror goes by its id, a function as a
+        callback; any other value of no kind the wire carries (a module sent for the first time,
+        an optimizer, a class of a test module) is appended to ``copies``, which the caller
+        pickles for the executor; without ``copies`` it cannot be sent. With ``memories``, CPU
+        tensors and NumPy arrays go as views of the memory they share (``grader.remote._memory``)."""
         torch = sys.modules.get("torch")
         np = sys.modules.get("numpy")
 
         def first(v: Any) -> dict | None:
+            if atoms is not None and type(v) in wire.ATOMS:
+                atoms.append(v)
+                return {"k": "atom", "v": wire.encode(v, blobs)}
+            if atoms is not None and (kind := instance_kind(v)) is not None:
+                atoms.append(v)  # numbered before its values, as the executor numbers what it makes
+                return wire.encode_instance(v, kind, lambda x: wire.encode(x, blobs, first=first, opaque=opaque))
             if isinstance(v, RemoteObject):
                 if object.__getattribute__(v, "_executor") is not self:
                     raise TypeError("an object of another grading process cannot be passed on")
@@ -552,17 +567,18 @@ class Executor:
         copies: list = []
         hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
+        atoms: list = []
         probe, probe_with = _probes.split(probe)
         header = {"op": "call", "id": self.live(ident), "probe": probe,
                   "probe_with": wire.encode(probe_with, blobs),
-                  "args": self.encode(tuple(args), blobs, tensors, copies, memories),
-                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories),
-                  "memories": memories.finish(blobs)}
+                  "args": self.encode(tuple(args), blobs, tensors, copies, memories, atoms),
+                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories, atoms)}
         if builtin is not None:
             header["builtin"] = builtin
         if method is not None:
             header["method"] = method
-        header["patches"] = _patches.changes(lambda value: self.encode(value, blobs, tensors, copies, memories))
+        header["patches"] = _patches.changes(lambda value: self.encode(value, blobs, tensors, copies, memories, atoms))
+        header["memories"] = memories.finish(blobs)
         if copies:
             try:
                 with _patches.unpatched():
@@ -581,8 +597,9 @@ class Executor:
             hooks = [[i, *([self.callbacks.node(h, weak=True)["i"] for h in fns] for fns in step_hooks(c))]
                      for i, c in enumerate(copies) if isinstance(c, torch.optim.Optimizer)]
             hook_keys = [hooks_key(c) for c in copies]
-            header["copies"] = {"blob": pickled, "path": [p for p in sys.path if isinstance(p, str)],
-                                "grads": grads, "adopt": adopt, "hooks": hooks}
+            header["copies"] = {"blob": pickled, "grads": grads, "adopt": adopt, "hooks": hooks}
+        if copies or any(type(a) not in wire.ATOMS for a in atoms):  # to import test modules' classes by name
+            header["path"] = [p for p in sys.path if isinstance(p, str)]
         header["state"] = {"grad_enabled": torch.is_grad_enabled(),
                            "autocast": [[device, self.encode(torch.get_autocast_dtype(device), blobs)]
                                         for device in wire.AUTOCAST_DEVICES if torch.is_autocast_enabled(device)],
@@ -596,10 +613,11 @@ class Executor:
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
         try:
             if not needs_grad:
-                result, reply = self._finish_call(header, blobs, tensors, copies=copies, memories=memories)
+                result, reply = self._finish_call(header, blobs, tensors, copies=copies, memories=memories,
+                                                  atoms=atoms)
             else:
                 header["grad_call"] = True
-                holder: dict = {"copies": copies, "memories": memories}
+                holder: dict = {"copies": copies, "memories": memories, "atoms": atoms}
                 bridged = _bridge().apply(self, header, blobs, tensors, holder, *needs_grad)
                 result, reply = holder["result"], holder["reply"]
                 outputs = holder["outputs"]
@@ -622,7 +640,8 @@ class Executor:
         return result
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list, outputs: list | None = None,
-                     copies: list = (), memories: SentMemories | None = None) -> tuple[Any, dict]:
+                     copies: list = (), memories: SentMemories | None = None,
+                     atoms: list = ()) -> tuple[Any, dict]:
 
         node, reply, out = self.request(header, blobs)
 
@@ -633,6 +652,10 @@ class Executor:
                 return copies[n["c"]]
             if n["k"] == "arg" and "a" in n and memories is not None:
                 return memories.sent(n["a"])
+            if n["k"] == "arg" and "o" in n:
+                if type(n["o"]) is not int or not 0 <= n["o"] < len(atoms):
+                    raise wire.WireError("a reference to a value that was not sent")
+                return atoms[n["o"]]
             if n["k"] == "view" and memories is not None:
                 self.evidence_taken += 1  # that it shares an argument's memory is the executor's word
                 return memories.view(n)
@@ -645,7 +668,7 @@ class Executor:
             return self._object(n, out)
 
         try:
-            result = wire.decode(node, out, handle=handle, tensors=outputs)
+            result = wire.decode(node, out, handle=handle, tensors=outputs, classes=class_of_tests)
             # The graphs of callback calls the executor freed during this call go now, not at
             # the next request: a test may check right after the call that nothing holds them.
             self.callbacks.drop()
@@ -893,7 +916,7 @@ def _bridge():
         def forward(ctx, executor, header, blobs, tensors, holder, *needs_grad):
             outputs: list = []
             result, reply = executor._finish_call(header, blobs, tensors, outputs, holder["copies"],
-                                                  holder.get("memories"))
+                                                  holder.get("memories"), holder.get("atoms", ()))
             flags = reply.get("differentiable")
             if type(reply.get("call")) is not int or not isinstance(flags, list) or len(flags) != len(outputs):
                 executor._fail("the submission's process answered out of protocol (a call's gradients)")

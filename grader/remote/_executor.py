@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
+import functools
 import io
 import json
 import os
@@ -29,7 +30,7 @@ from typing import Any
 
 from grader.remote import _patches, _probes, _rng
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Caller, stub_id
+from grader.remote._callbacks import Caller, class_of_tests, instance_kind, stub_id
 from grader.remote._claims import claim
 from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
 from grader.remote._memory import ReceivedMemories
@@ -165,10 +166,10 @@ class _Executor:
         sent: list = []  # the argument tensors, in the order the trusted side numbered them
         copies: list = []  # the objects the trusted side pickled for this call
         copy_hooks: list = []  # the handles of each copy's step hooks
+        for entry in wire.as_list(header.get("path", [])):  # to import test modules' classes by name
+            if isinstance(entry, str) and entry not in sys.path:
+                sys.path.append(entry)
         if "copies" in header:
-            for entry in header["copies"]["path"]:  # to import test modules' classes by name
-                if isinstance(entry, str) and entry not in sys.path:
-                    sys.path.append(entry)
             copies = _Unpickler(io.BytesIO(blobs[header["copies"]["blob"]]), self).load()
             copy_hooks = [[] for _ in copies]
             for index, grads in header["copies"]["grads"]:
@@ -197,10 +198,16 @@ class _Executor:
                 return made
             return self._resolve(node)
 
-        args = wire.decode(header["args"], blobs, handle=rebuilt, grads=True, tensors=sent)
-        kwargs = wire.decode(header["kwargs"], blobs, handle=rebuilt, grads=True, tensors=sent)
-        patches = _patches.decoded(header.get("patches"), lambda node: wire.decode(
-            node, blobs, handle=rebuilt, grads=True, tensors=sent))
+        # The strings, numbers and test's namedtuples and dataclasses of the arguments, numbered as
+        # the trusted side numbered them: one the call returns is the test's own.
+        atoms: list = []
+
+        def decoded(node: Any) -> Any:
+            return wire.decode(node, blobs, handle=rebuilt, grads=True, tensors=sent, atoms=atoms,
+                               classes=functools.partial(class_of_tests, load=True))
+
+        args, kwargs = decoded(header["args"]), decoded(header["kwargs"])
+        patches = _patches.decoded(header.get("patches"), decoded)
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
         self._take_rng(state["rng"], blobs)
@@ -240,6 +247,7 @@ class _Executor:
                 return reply
         by_identity = {id(t): i for i, t in enumerate(sent)}
         copy_identity = {id(c): j for j, c in enumerate(copies)}
+        atom_identity = {id(a): k for k, a in enumerate(atoms)}
         outputs: list = []
         # A dict returned that the submission keeps (the one a context manager yields to fill) is
         # live; one inside a result is not (a state dict's: it must save as a dict).
@@ -251,6 +259,8 @@ class _Executor:
                 return self._live_node(value, out, first, inside)
             if id(value) in copy_identity and value is copies[copy_identity[id(value)]]:
                 return {"k": "arg", "c": copy_identity[id(value)]}
+            if id(value) in atom_identity and value is atoms[atom_identity[id(value)]]:
+                return {"k": "arg", "o": atom_identity[id(value)]}
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
                 return {"k": "arg", "i": by_identity[id(value)]}
             if isinstance(value, torch.Tensor) and self.described.tensor_id(value) is not None:
@@ -264,7 +274,8 @@ class _Executor:
                 outputs.append(value)
             return None
 
-        reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first),
+        reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first,
+                                            instances=instance_kind),
                        **self._changes(sent, before, copies, copy_hooks, memories, out)}
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
@@ -379,7 +390,7 @@ class _Executor:
         return node
 
     def _encode(self, value: Any, out: list[bytes]) -> Any:
-        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out))
+        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), instances=instance_kind)
 
     def _encode_read(self, value: Any, out: list[bytes]) -> Any:
         """An attribute's value, as the trusted side is to read it: a tensor it shares as that
@@ -395,14 +406,14 @@ class _Executor:
                 return self._live_node(v, out, first, inside)
             return None
 
-        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), first=first)
+        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), first=first, instances=instance_kind)
 
     def _live_node(self, d: dict, out: list[bytes], first: Any, inside: set[int]) -> dict:
         """``d``'s node as a live dict (``_encode_read``), its items encoded with ``first``;
         ``inside`` holds the dicts being encoded so (``first`` leaves those to the wire)."""
         inside.add(id(d))
         try:
-            items = wire.encode(d, out, opaque=lambda x: self.opaque(x, out), first=first)
+            items = wire.encode(d, out, opaque=lambda x: self.opaque(x, out), first=first, instances=instance_kind)
         finally:
             inside.discard(id(d))
         ident = self.live_ids.get(id(d))

@@ -21,7 +21,7 @@ def _run_aten_ops(fn: Callable, args: tuple, kwargs: dict, parameter: None) -> t
     from grader.checks._opcount import record_aten_ops
 
     result, calls = record_aten_ops(fn, *args, **kwargs)
-    return result, [[call.name, list(call.dtypes)] for call in calls]
+    return result, [[call.name, list(call.dtypes), call.non_blocking] for call in calls]
 
 
 def _aten_ops(plain: Any) -> list:
@@ -29,10 +29,11 @@ def _aten_ops(plain: Any) -> list:
 
     from grader.checks._opcount import AtenCall
 
-    pairs = (wire.as_list(call, 2) for call in wire.as_list(plain))
-    calls = [AtenCall(name, tuple(wire.as_list(dtypes))) for name, dtypes in pairs]
-    if not all(type(c.name) is str and all(type(d) is torch.dtype for d in c.dtypes) for c in calls):
-        raise wire.WireError("a record of ops that is not names and dtypes")
+    triples = (wire.as_list(call, 3) for call in wire.as_list(plain))
+    calls = [AtenCall(name, tuple(wire.as_list(dtypes)), non_blocking) for name, dtypes, non_blocking in triples]
+    if not all(type(c.name) is str and all(type(d) is torch.dtype for d in c.dtypes)
+               and type(c.non_blocking) is bool for c in calls):
+        raise wire.WireError("a record of ops that is not names, dtypes and flags")
     return calls
 
 

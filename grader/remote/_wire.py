@@ -86,20 +86,27 @@ SEQUENCE_KINDS = {set: "set", frozenset: "frozenset", type({}.keys()): "dict_key
 _FACTORIES: dict[str, Any] = {"none": None, "dict": dict, "list": list, "set": set, "int": int, "float": float}
 _FACTORY_NAMES = {factory: name for name, factory in _FACTORIES.items()}
 
+# The values whose identity a call's result keeps: one the submission returns as it got it (a
+# string or number inside a batch) is the test's very object (``{"k": "atom"}`` nodes number them).
+ATOMS = (str, bytes, int, float, complex)
+
 # The nodes of what lives in one process, which ``decode``'s caller turns into values.
 _HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live", "exception",
                       "proxy"})
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
-           first: Callable[[Any], dict | None] | None = None, seen: int = 0) -> Any:
+           first: Callable[[Any], dict | None] | None = None,
+           instances: Callable[[Any], str | None] | None = None, seen: int = 0) -> Any:
     """``value`` as a JSON-able node, its binary parts appended to ``blobs``.
 
     ``first``, when given, is asked first for every value (and sub-value) and may return its node
-    itself; ``opaque`` turns a value of no kind the wire carries into a node (the executor keeps
-    such objects and sends a handle). A tensor's node has ``grad`` (whether it requires grad);
-    its data is a copy, contiguous, with no autograd history. Sub-values are encoded depth
-    first, left to right: the order ``decode`` rebuilds them in.
+    itself; ``instances`` names the kind of an object sent as its class and its values
+    (``"namedtuple"``, ``"dataclass"``: one of a test module's classes), else None; ``opaque``
+    turns a value of no kind the wire carries into a node (the executor keeps such objects and
+    sends a handle). A tensor's node has ``grad`` (whether it requires grad); its data is a
+    copy, contiguous, with no autograd history. Sub-values are encoded depth first, left to
+    right: the order ``decode`` rebuilds them in.
     """
     if seen > 64:
         raise WireError("a value nested more than 64 levels deep")
@@ -107,7 +114,7 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         return node
 
     def again(v: Any) -> Any:
-        return encode(v, blobs, opaque=opaque, first=first, seen=seen + 1)
+        return encode(v, blobs, opaque=opaque, first=first, instances=instances, seen=seen + 1)
 
     if value is None or isinstance(value, (bool, str)) or type(value) is int:
         return value
@@ -126,6 +133,8 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     if type(value) is defaultdict and value.default_factory in _FACTORY_NAMES:
         return {"k": "defaultdict", "f": _FACTORY_NAMES[value.default_factory],
                 "v": [[again(k), again(v)] for k, v in value.items()]}
+    if instances is not None and (kind := instances(value)) is not None:
+        return encode_instance(value, kind, again)
     if type(value) is slice:
         return {"k": "slice", "v": [again(value.start), again(value.stop), again(value.step)]}
     if value is Ellipsis:
@@ -151,6 +160,14 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     if opaque is not None:
         return opaque(value)
     raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
+
+
+def encode_instance(value: Any, kind: str, again: Callable[[Any], Any]) -> dict:
+    """The node of ``value``, a namedtuple or dataclass instance (``kind``): its class by name
+    and its values (a dataclass's attributes), each as ``again`` encodes it."""
+    klass = type(value)
+    items = [again(v) for v in value] if kind == "namedtuple" else [[k, again(v)] for k, v in vars(value).items()]
+    return {"k": "instance", "kind": kind, "module": klass.__module__, "qualname": klass.__qualname__, "v": items}
 
 
 def renumbered(node: Any, offset: int) -> Any:
@@ -269,11 +286,15 @@ def flat_bytes(t):
 
 
 def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
-           grads: bool = False, tensors: list | None = None, seen: int = 0) -> Any:
+           grads: bool = False, tensors: list | None = None, atoms: list | None = None,
+           classes: Callable[[str, str, str], type] | None = None, seen: int = 0) -> Any:
     """The value ``encode`` made ``node``; raises ``WireError`` for anything else. ``handle``
     turns the node of a handle (``{"k": "handle"}``, ``{"k": "ref"}``, ``{"k": "arg"}``) into a
     value. Tensors require grad as their node says only with ``grads`` (the executor's side:
-    the trusted side connects gradients itself); each tensor made is appended to ``tensors``."""
+    the trusted side connects gradients itself); each tensor made is appended to ``tensors``,
+    and each numbered value (an ``{"k": "atom"}`` node) to ``atoms``. ``classes`` gives the class
+    of an instance's node (module, qualified name, kind), or raises ``WireError``; the instance
+    is made without running its class's code (no ``__init__``, no ``__setattr__``)."""
     if seen > 64:
         raise WireError("a value nested more than 64 levels deep")
     if node is None or isinstance(node, (bool, str)) or (type(node) is int) or (
@@ -283,7 +304,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
         raise WireError(f"an unknown value node {str(node)[:80]!r}")
 
     def again(v: Any) -> Any:
-        return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, seen=seen + 1)
+        return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, atoms=atoms, classes=classes,
+                      seen=seen + 1)
 
     kind = node["k"]
     try:
@@ -294,6 +316,15 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             if kind == "ordered_dict":
                 return OrderedDict(items)
             return items if kind == "dict" else defaultdict(_FACTORIES[_str(node["f"])], items)
+        if kind == "atom":
+            value = again(node["v"])
+            if type(value) not in ATOMS:
+                raise WireError("a numbered value that is not a string, bytes or a number")
+            if atoms is not None:
+                atoms.append(value)
+            return value
+        if kind == "instance":
+            return _instance(node, classes, again, atoms)
         if kind == "float":
             value = float(_str(node["v"]))
             if math.isfinite(value):
@@ -332,6 +363,32 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as exc:
         raise WireError(f"a malformed {kind} node: {exc}") from None
     raise WireError(f"an unknown value kind {kind!r}")
+
+
+def _instance(node: dict, classes: Callable[[str, str, str], type] | None, again: Callable[[Any], Any],
+              atoms: list | None) -> Any:
+    if classes is None:
+        raise WireError("an instance of a class where none is taken")
+    kind = _str(node["kind"])
+    klass = classes(_str(node["module"]), _str(node["qualname"]), kind)
+    items = as_list(node["v"])
+    slot = None
+    if atoms is not None:  # numbered before its values, as it was sent
+        slot = len(atoms)
+        atoms.append(None)
+    if kind == "namedtuple":
+        if len(items) != len(klass._fields):
+            raise WireError(f"a {klass.__name__} of {len(items)} values")
+        made = tuple.__new__(klass, [again(v) for v in items])
+    else:
+        made = object.__new__(klass)
+        for key, value in (_pair(p) for p in items):
+            if type(key) is not str or key.startswith("__"):
+                raise WireError("an attribute name that is not one")
+            made.__dict__[key] = again(value)
+    if slot is not None:
+        atoms[slot] = made
+    return made
 
 
 def as_list(value: Any, length: int | None = None) -> list:

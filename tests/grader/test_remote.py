@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import copy
 import ctypes
+import dataclasses
 import gc
 import os
 import pickle
@@ -23,11 +24,13 @@ from grader._loader import ImplementationError, MissingImplementation, StubRaise
 from grader._timelimit import TestTimeout, time_limit
 from grader.remote import Executor, ExecutorFailed, Executors, RemoteObject, Zygote, _patches
 from grader.remote import _wire as wire
+from grader.remote._callbacks import class_of_tests
 
 EXERCISE = "pytorch.losses.cross_entropy"  # any id: its module is the helper below
 MODULE = textwrap.dedent('''
     import collections
     import contextlib
+    import dataclasses
     import os
     import random
     import time
@@ -90,6 +93,11 @@ MODULE = textwrap.dedent('''
         draw()
         random.setstate(saved[0])
         torch.set_rng_state(saved[1])
+
+    def rebuilt(obj):
+        if dataclasses.is_dataclass(obj):
+            return dataclasses.replace(obj)
+        return type(obj)(*obj)
 
     def is_a_function(f):
         return isinstance(f, types.FunctionType)
@@ -676,6 +684,32 @@ def test_a_random_state_restored_after_a_callback_drew_is_the_tests_after_the_ca
     random.seed(1)
     torch.manual_seed(1)
     assert after[0] == random.random() and torch.equal(after[1], torch.rand(1))
+
+
+def test_strings_and_numbers_a_call_returns_as_it_got_them_are_the_tests_own(module):
+    text, data, number, big = "text" * 3, b"bytes", 3.5, 12345678901
+    values = [text, data, number, big, 1 + 2j]
+    out = module.same(values)
+    assert out is not values and all(o is v for o, v in zip(out, values, strict=True))
+    assert module.same(text) is text and module.same([{"k": number}])[0]["k"] is number
+
+
+_Pair = collections.namedtuple("_Pair", "first second")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Box:
+    value: object
+    tag: str = "box"
+
+
+def test_a_tests_namedtuples_and_dataclasses_cross_as_their_own_classes_with_their_values(module):
+    x = torch.randn(2)
+    pair, box = _Pair(x, "id"), _Box(x, tag="t")
+    new_pair, new_box = module.rebuilt(pair), module.rebuilt(box)
+    assert type(new_pair) is _Pair and new_pair is not pair and new_pair.first is x and new_pair.second is pair.second
+    assert type(new_box) is _Box and new_box is not box and new_box.value is x and new_box.tag is box.tag
+    assert module.same(pair) is pair and module.same([box])[0] is box
 
 
 class _Scale:
@@ -1290,6 +1324,20 @@ def _blobs_for(value):
 def test_the_decoder_refuses_what_it_did_not_write(node, blobs):
     with pytest.raises(wire.WireError):
         wire.decode(node, blobs)
+
+
+@pytest.mark.parametrize("module_name, qualname, kind", [
+    ("os", "PathLike", "dataclass"),                      # a class of no test module
+    (__name__, "Recorder", "dataclass"),                  # a test module's class that is no dataclass
+    (__name__, "_Box", "namedtuple"),                     # a dataclass said to be a namedtuple
+    (__name__, "<locals>.Box", "dataclass"),
+], ids=["not-tests", "not-a-dataclass", "wrong-kind", "local"])
+def test_an_instance_of_a_class_that_is_no_test_namedtuple_or_dataclass_is_refused(module_name, qualname, kind):
+    node = {"k": "instance", "kind": kind, "module": module_name, "qualname": qualname, "v": []}
+    with pytest.raises(wire.WireError):
+        wire.decode(node, [], classes=class_of_tests)
+    with pytest.raises(wire.WireError):
+        wire.decode({**node, "module": __name__, "qualname": "_Box"}, [])  # no classes taken here
 
 
 def test_the_decoder_refuses_deep_nesting():

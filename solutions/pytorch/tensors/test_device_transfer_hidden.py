@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st
-from torch.overrides import TorchFunctionMode
 
 from grader.checks import (assert_close, assert_device, assert_raises_naming, check_gradients,
-                           device_params, shapes)
+                           device_params, record_aten_ops, shapes)
 
 # Each error case isolates one rule, so there are many of them; together they must not outweigh
 # the value tests (a submission returning constants passes every one).
@@ -241,37 +240,22 @@ def test_move_to_keeps_autograd_link(impl, device):
                         name=f"move_to(x, {device!r})")
 
 
-class TransferSpy(TorchFunctionMode):
-    """Records every tensor function called with a ``non_blocking`` argument."""
-
-    def __init__(self):
-        super().__init__()
-        self.flags = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = getattr(func, "__name__", "")
-        if name in ("to", "cuda", "copy_", "_to_copy", "mps", "xpu"):
-            positional_true = any(a is True for a in args[1:])
-            self.flags.append(bool(kwargs.get("non_blocking", False)) or positional_true)
-        return func(*args, **kwargs)
-
-
 # None: the argument left out, so the signature's default (False) applies.
 @pytest.mark.parametrize("non_blocking", [True, False, None], ids=["True", "False", "default"])
 def test_move_to_passes_non_blocking(impl, non_blocking):
     batch = [torch.randn(2), {"b": torch.randn(3)}]
     kwargs = {} if non_blocking is None else {"non_blocking": non_blocking}
-    with TransferSpy() as spy:
-        impl.move_to(batch, "meta", **kwargs)
+    # Tensor.to, .cuda() and the like dispatch _to_copy; a copy into a tensor made first, copy_.
+    _, ops = record_aten_ops(impl.move_to, batch, "meta", **kwargs)
+    flags = [op.non_blocking for op in ops if op.name in ("_to_copy", "copy_")]
     if non_blocking:
-        assert sum(spy.flags) >= 2, (
+        assert sum(flags) >= 2, (
             f"move_to(batch of 2 tensors, 'meta', non_blocking=True) passed non_blocking=True to "
-            f"{sum(spy.flags)} tensor transfers: pass it on to every .to(...) call")
+            f"{sum(flags)} tensor transfers: pass it on to every .to(...) call")
     else:
         what = ("move_to(..., non_blocking=False)" if non_blocking is False
                 else "move_to(batch, 'meta') (non_blocking defaults to False)")
-        assert not any(spy.flags), f"{what} requested a non-blocking copy"
+        assert not any(flags), f"{what} requested a non-blocking copy"
 
 
 # -------------------------------------------------------------------------------- pick_device
