@@ -27,6 +27,7 @@ from functools import cache
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._kept import is_kept_kind
 from grader.remote._sync import replace_tensors, vector_jacobian
 
 MAX_MESSAGE = 4000
@@ -72,7 +73,10 @@ def is_callback(value: Any) -> bool:
     """Whether ``value`` is passed as a callback: a Python function, lambda, bound method or
     partial, but not torch's own (those are picklable by name and run there as they would); or a
     callable object of a class a test module defines, deriving from no torch class (a loss that
-    records what it returned: its records stay here, where the test reads them)."""
+    records what it returned: its records stay here, where the test reads them), unless it is
+    kept in step (``grader.remote._kept``: it has a ``state_dict``), which runs where the
+    submission calls it (a fake device whose tries must be freed by the submission's
+    ``gc.collect()``) and brings its records back after each call."""
     if isinstance(value, functools.partial):
         return True
     if isinstance(value, types.MethodType):
@@ -82,7 +86,8 @@ def is_callback(value: Any) -> bool:
     klass = type(value)
     return (callable(value) and not isinstance(value, type)
             and of_test_module(klass.__module__)
-            and not any(str(k.__module__).startswith("torch") for k in klass.__mro__))
+            and not any(str(k.__module__).startswith("torch") for k in klass.__mro__)
+            and not is_kept_kind(value))
 
 
 def describe_exception(exc: BaseException) -> dict:
@@ -119,6 +124,23 @@ def rebuild_exception(error: Any) -> BaseException:
     return (base if name == base.__name__ else _derived(name, base))(message)
 
 
+_RAISED_BY_TESTS = "_raised_by_the_tests"  # the attribute of an exception a test's function raised
+
+
+def raised_by_tests(exc: BaseException, error: dict) -> BaseException:
+    """``exc``, rebuilt from a test's function's ``error``, marked with the id the trusted side
+    keeps the original under (``raised_id`` reads it back when the submission lets it through)."""
+    if type(error.get("raised")) is int:
+        exc.__dict__[_RAISED_BY_TESTS] = error["raised"]
+    return exc
+
+
+def raised_id(exc: BaseException) -> int | None:
+    """The id of the test's exception ``exc`` stands for (``raised_by_tests``), or None."""
+    key = getattr(exc, "__dict__", {}).get(_RAISED_BY_TESTS)
+    return key if type(key) is int else None
+
+
 def _named_class(module: str, name: str) -> type | None:
     try:
         value: Any = importlib.import_module(module)
@@ -149,6 +171,9 @@ class Callbacks:
         self.ids: dict[int, int] = {}  # id(function) -> its id
         self.graphs: dict[int, tuple[list, list]] = {}  # a callback call -> (inputs, outputs)
         self.dropped: Any = []  # what the executor's last answer said it dropped
+        # The exceptions the test's functions raised during the request under way, by the id sent
+        # with each: one the submission lets through is raised here as the very object.
+        self.raised: dict[int, BaseException] = {}
 
     def node(self, fn: Any, *, weak: bool = False) -> dict:
         """The node of ``fn``, under the id it has while the executor holds its stand-in.
@@ -180,6 +205,11 @@ class Callbacks:
         if fn is None and cid in self.weak:
             fn = self.weak[cid]()
         return fn
+
+    def reraised(self, error: Any) -> BaseException | None:
+        """The test's own exception the executor's ``error`` says it let through, or None."""
+        key = error.get("raised") if isinstance(error, dict) else None
+        return self.raised.get(key) if type(key) is int else None
 
     def drop(self) -> None:
         """Forget what the executor said it no longer holds (its stand-ins and graphs, gone
@@ -241,7 +271,9 @@ class Callbacks:
                 answer["call"] = call
         except Exception as exc:  # noqa: BLE001 - the test's function raised: raised there too
             out.clear()
-            answer = {"answer": "callback", "error": describe_exception(exc)}
+            raised = executor.new_id()
+            self.raised[raised] = exc
+            answer = {"answer": "callback", "error": {**describe_exception(exc), "raised": raised}}
         answer["push"] = executor.mirrors.push(out)
         answer["rng"] = wire.encode(executor.rng.now(), out)
         return answer, out
@@ -375,7 +407,7 @@ class Caller:
             executor.described.take(answer["push"], got, self.stub)
             executor.rng.take(wire.decode(answer["rng"], got))
         if "error" in answer:
-            raise rebuild_exception(answer["error"])
+            raise raised_by_tests(rebuild_exception(answer["error"]), answer["error"])
         return executor.decode(answer["value"], got, tensors=outputs), answer
 
     def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:

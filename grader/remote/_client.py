@@ -21,6 +21,7 @@ import builtins
 import contextlib
 import ctypes
 import functools
+import gc
 import io
 import os
 import pickle
@@ -190,6 +191,7 @@ class Executor:
         self.to_free: list[int] = []
         self.broken: str | None = None
         self.rng = _rng.Agreed()  # the random state this process and the executor last shared
+        self.outer_requests = 0  # requests under way (a callback's request is made inside its call's)
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
@@ -247,6 +249,7 @@ class Executor:
         seq = self.seq
         header = {**header, "seq": seq, "free": self.to_free}
         self.to_free = []
+        self.outer_requests += 1  # this one's, while it waits: a callback may make requests of its own
         try:
             wire.send(self.sock, header, blobs)
             reply, out = wire.receive(self.sock)
@@ -266,14 +269,21 @@ class Executor:
             self.broken = "the submission's process was stopped after a test ran past its time limit"
             self.close()
             raise
+        finally:
+            self.outer_requests -= 1
         if reply.get("seq") != seq:
             self._fail("the submission's process answered out of turn")
         self.callbacks.dropped = reply.get("dropped", [])  # forgotten at the next request
         if "error" in reply:
+            error = self.callbacks.reraised(reply["error"]) or _rebuilt_exception(reply["error"])
+            if not self.outer_requests:
+                self.callbacks.raised.clear()
             if "changed" in reply:  # a call that raised, and what it changed before
                 reply["blobs"] = out
-                raise _CallRaised(_rebuilt_exception(reply["error"]), reply)
-            raise _rebuilt_exception(reply["error"])
+                raise _CallRaised(error, reply)
+            raise error
+        if not self.outer_requests:
+            self.callbacks.raised.clear()
         if "value" not in reply:
             self._fail("the submission's process sent no value")
         return reply["value"], reply, out
@@ -600,7 +610,7 @@ class Executor:
             header["copies"] = {"blob": pickled, "grads": grads, "adopt": adopt, "hooks": hooks}
         if copies or any(type(a) not in wire.ATOMS for a in atoms):  # to import test modules' classes by name
             header["path"] = [p for p in sys.path if isinstance(p, str)]
-        header["state"] = {"grad_enabled": torch.is_grad_enabled(),
+        header["state"] = {"grad_enabled": torch.is_grad_enabled(), "gc_enabled": gc.isenabled(),
                            "autocast": [[device, self.encode(torch.get_autocast_dtype(device), blobs)]
                                         for device in wire.AUTOCAST_DEVICES if torch.is_autocast_enabled(device)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),

@@ -17,6 +17,7 @@ import collections
 import contextlib
 import copy
 import functools
+import gc
 import io
 import json
 import os
@@ -25,12 +26,13 @@ import signal
 import socket
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from grader.remote import _patches, _probes, _rng
 from grader.remote import _wire as wire
-from grader.remote._callbacks import Caller, class_of_tests, instance_kind, stub_id
+from grader.remote._callbacks import Caller, class_of_tests, instance_kind, raised_id, stub_id
 from grader.remote._claims import claim
 from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
 from grader.remote._memory import ReceivedMemories
@@ -223,6 +225,7 @@ class _Executor:
         try:
             with contextlib.ExitStack() as around:
                 around.enter_context(torch.set_grad_enabled(bool(state["grad_enabled"])))
+                around.enter_context(_collecting(state.get("gc_enabled") is not False))
                 for device_type in wire.AUTOCAST_DEVICES:  # as the test has it, whatever an earlier call left
                     on = device_type in autocast_on
                     if on or torch.is_autocast_enabled(device_type):
@@ -527,6 +530,18 @@ class _Proxy:
         return object.__getattribute__(self, "_attribute")(name)
 
 
+@contextlib.contextmanager
+def _collecting(enabled: bool) -> Iterator[None]:
+    """Python's automatic garbage collection on or off as the test has it (a test that switched
+    it off sees cycles freed only by a ``gc.collect()`` of the submission's), as before after."""
+    before = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        yield
+    finally:
+        (gc.enable if before else gc.disable)()
+
+
 def _exit(manager: Any, exc: BaseException | None) -> Any:
     """``manager.__exit__`` as a ``with`` block that ended with ``exc`` (None: normally) calls it."""
     return manager.__exit__(None if exc is None else type(exc), exc, None)
@@ -607,4 +622,4 @@ def _describe(exc: BaseException, impl_root: Path | None) -> dict:
             "module": str(type(exc).__module__)[:200], "qualname": type(exc).__qualname__[:200],
             "stub": stub, "missing": isinstance(exc, MissingImplementation),
             "import_failed": isinstance(exc, ImplementationError),
-            "where": "\n".join(where)[:MAX_MESSAGE]}
+            "where": "\n".join(where)[:MAX_MESSAGE], "raised": raised_id(exc)}

@@ -31,6 +31,7 @@ MODULE = textwrap.dedent('''
     import collections
     import contextlib
     import dataclasses
+    import gc
     import os
     import random
     import time
@@ -98,6 +99,15 @@ MODULE = textwrap.dedent('''
         if dataclasses.is_dataclass(obj):
             return dataclasses.replace(obj)
         return type(obj)(*obj)
+
+    def gc_enabled():
+        return gc.isenabled()
+
+    def call_through(fn, *args):
+        return fn(*args)
+
+    def own_pid():
+        return os.getpid()
 
     def is_a_function(f):
         return isinstance(f, types.FunctionType)
@@ -710,6 +720,52 @@ def test_a_tests_namedtuples_and_dataclasses_cross_as_their_own_classes_with_the
     assert type(new_pair) is _Pair and new_pair is not pair and new_pair.first is x and new_pair.second is pair.second
     assert type(new_box) is _Box and new_box is not box and new_box.value is x and new_box.tag is box.tag
     assert module.same(pair) is pair and module.same([box])[0] is box
+
+
+def test_the_tests_garbage_collection_switch_reaches_the_call(module):
+    assert module.gc_enabled() is True
+    gc.disable()
+    try:
+        assert module.gc_enabled() is False
+    finally:
+        gc.enable()
+    assert module.gc_enabled() is True
+
+
+def test_an_exception_a_tests_function_raised_that_the_submission_lets_through_is_the_very_object(module):
+    error = KeyError("labels")
+
+    def fails():
+        raise error
+
+    with pytest.raises(KeyError) as caught:
+        module.call_through(fails)
+    assert caught.value is error
+
+
+class _Counter:
+    """A callable object of the tests kept in step (it has a state dict): it runs where it is
+    called, and what it records comes back."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, n):
+        self.seen.append([n, os.getpid()])
+        return n
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+
+def test_a_tests_callable_object_with_a_state_dict_runs_there_and_its_records_come_back(module):
+    counter = _Counter()
+    assert module.call_through(counter, 3) == 3 and module.call_through(counter, 4) == 4
+    there = module.own_pid()
+    assert counter.seen == [[3, there], [4, there]] and there != os.getpid()
 
 
 class _Scale:
