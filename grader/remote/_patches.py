@@ -5,10 +5,10 @@ A test that stands in for a library function (``monkeypatch.setattr(torch.cuda, 
 lambda: True)``, a ``torch.save`` that fails halfway) or sets an environment variable
 (``monkeypatch.setenv``) through its ``monkeypatch`` fixture means the submission to see it, as
 it would in one process. ``follow`` names the running test; ``changes`` lists what its fixture
-patched, attributes of modules and items of ``os.environ``, for the executor's ``patched`` to
-apply around the call and undo after (``decoded`` first). The value crosses as any argument does (a lambda as a
-callback). This process's own work for a call (pickling the test's objects, which uses
-``torch.save`` for tensors) runs ``unpatched``.
+patched, attributes of modules and items of ``os.environ``, for the executor to rebuild
+(``decoded``), apply around the call and undo after (``patched``). The value crosses as any
+argument does (a lambda as a callback). This process's own work for a call (pickling the test's
+objects, which uses ``torch.save`` for tensors) runs ``unpatched``.
 """
 
 from __future__ import annotations
