@@ -135,6 +135,10 @@ def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
+    # What the grading child loaded (torch, the tests) is no executor's to collect: a submission's
+    # gc.collect() (freeing a failed try's tensors, after each one) then walks only what it made,
+    # as it does in a child of the fork server, which froze the same before forking.
+    gc.freeze()
     stream = sock.makefile("rb")
     for line in stream:
         verb, _, argument = line.decode("ascii", "replace").strip().partition(" ")
