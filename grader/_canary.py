@@ -38,6 +38,7 @@ _WATCHED: dict[str, tuple[str, ...]] = {
     "grader._errors": ("assert_raises_naming",),
     "grader.checks._opcount": ("count_aten_ops", "record_aten_ops"),
     "grader.checks._held": ("tensors_held_by",),
+    "grader.checks._loading": ("load_batches",),
     "grader.checks._saved": ("count_saved_tensors",),
     "grader.checks._ranks": ("run_ranks", "Ranks", "_raise_rank_error"),
     "grader.tfchecks._compare": ("assert_close", "assert_shape", "assert_dtype"),

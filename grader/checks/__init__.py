@@ -19,6 +19,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import autograd_function, check_gradients
 from grader.checks._held import HeldTensor, tensors_held_by
+from grader.checks._loading import load_batches
 from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
 from grader.checks._saved import count_saved_tensors
@@ -48,6 +49,7 @@ __all__ = [
     "count_aten_ops",
     "count_saved_tensors",
     "device_params",
+    "load_batches",
     "nested_containers",
     "read_tensorboard",
     "record_aten_ops",

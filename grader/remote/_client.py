@@ -1128,6 +1128,15 @@ class RemoteObject:
     def __iter__(self):
         return iter(self._executor.items(self._ident))
 
+    def __getitem__(self, key: Any) -> Any:
+        return self._executor.call_method(self._ident, "__getitem__", (key,), {})
+
+    def load_batches_in_executor(self, **loader_kwargs: Any) -> list:
+        """One epoch of ``torch.utils.data.DataLoader(obj, **loader_kwargs)``, loaded in the
+        executor (its workers forked from there), as a list of batches
+        (``grader.checks.load_batches``)."""
+        return self._executor.call(self._ident, (self,), loader_kwargs, builtin="loader")
+
     def __enter__(self) -> Any:
         return self._executor.call_method(self._ident, "__enter__", (), {})
 

@@ -214,7 +214,8 @@ class _Executor:
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
         self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
-        fn = {"deepcopy": copy.deepcopy, "exit": _exit}.get(header.get("builtin")) or self.objects[header["id"]]
+        fn = {"deepcopy": copy.deepcopy, "exit": _exit, "loader": _load_batches}.get(header.get("builtin")) \
+            or self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
         autocast_on = {device_type: wire.decode(dtype, blobs)
@@ -540,6 +541,13 @@ def _collecting(enabled: bool) -> Iterator[None]:
         yield
     finally:
         (gc.enable if before else gc.disable)()
+
+
+def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
+    """One epoch of a ``DataLoader`` over ``dataset`` (``grader.checks.load_batches``)."""
+    from torch.utils.data import DataLoader
+
+    return list(DataLoader(dataset, **loader_kwargs))
 
 
 def _exit(manager: Any, exc: BaseException | None) -> Any:

@@ -394,3 +394,15 @@ def test_ranks_raise_an_untouched_stub_from_its_own_line(ranks, ranks_module):
         ranks.run(ranks_module.stub, lambda rank, init: ((rank,), {}))
     last = traceback.extract_tb(raised.value.__traceback__)[-1]
     assert (last.filename, last.lineno, last.line) == (ranks_module.__file__, 30, "raise NotImplementedError")
+
+
+def test_load_batches_is_one_epoch_of_a_data_loader_here_for_a_dataset_of_this_process():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from grader.checks import load_batches
+
+    data = TensorDataset(torch.arange(10.0))
+    batches = load_batches(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(1))
+    expected = list(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(1)))
+    assert len(batches) == len(expected) == 3
+    assert all(torch.equal(a[0], b[0]) for a, b in zip(batches, expected, strict=True))

@@ -109,6 +109,18 @@ MODULE = textwrap.dedent('''
     def own_pid():
         return os.getpid()
 
+    class Windows(torch.utils.data.Dataset):
+        def __init__(self, n):
+            self.data = torch.arange(float(n))
+
+        def __len__(self):
+            return len(self.data)
+
+        def __getitem__(self, i):
+            if not -len(self.data) <= i < len(self.data):
+                raise IndexError(i)
+            return self.data[i].clone(), os.getpid()
+
     def is_a_function(f):
         return isinstance(f, types.FunctionType)
 
@@ -766,6 +778,20 @@ def test_a_tests_callable_object_with_a_state_dict_runs_there_and_its_records_co
     assert module.call_through(counter, 3) == 3 and module.call_through(counter, 4) == 4
     there = module.own_pid()
     assert counter.seen == [[3, there], [4, there]] and there != os.getpid()
+
+
+def test_a_handle_is_indexed_there_and_a_data_loader_over_it_loads_there(module):
+    from grader.checks import load_batches
+
+    windows = module.Windows(6)
+    value, pid = windows[2]
+    assert float(value) == 2.0 and pid != os.getpid()
+    with pytest.raises(IndexError):
+        windows[6]
+    batches = load_batches(windows, batch_size=4, shuffle=True, num_workers=2, multiprocessing_context="fork",
+                           generator=torch.Generator().manual_seed(0), timeout=30)
+    assert sorted(float(v) for values, _ in batches for v in values) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert all(int(p) not in (os.getpid(), pid) for _, pids in batches for p in pids)  # the workers', forked there
 
 
 class _Scale:
