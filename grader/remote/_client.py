@@ -278,16 +278,16 @@ class Executor:
         if reply.get("seq") != seq:
             self._fail("the submission's process answered out of turn")
         self.callbacks.dropped = reply.get("dropped", [])  # forgotten at the next request
+        error = None
         if "error" in reply:
             error = self.callbacks.reraised(reply["error"]) or _rebuilt_exception(reply["error"])
-            if not self.outer_requests:
-                self.callbacks.raised.clear()
+        if not self.outer_requests:
+            self.callbacks.raised.clear()
+        if error is not None:
             if "changed" in reply:  # a call that raised, and what it changed before
                 reply["blobs"] = out
                 raise _CallRaised(error, reply)
             raise error
-        if not self.outer_requests:
-            self.callbacks.raised.clear()
         if "value" not in reply:
             self._fail("the submission's process sent no value")
         return reply["value"], reply, out
@@ -595,8 +595,7 @@ class Executor:
         header["memories"] = memories.finish(blobs)
         if copies:
             try:
-                with _patches.unpatched():
-                    blobs.append(_pickled(copies, self))
+                blobs.append(_pickled(copies, self))
                 pickled = len(blobs) - 1
             except Exception as exc:  # noqa: BLE001 - what pickle refuses, said as the wire says it
                 kinds = ", ".join(sorted({type(c).__name__ for c in copies}))
@@ -884,7 +883,8 @@ def _picklable(value: Any, executor: Executor) -> bool:
     """Whether ``value`` can be pickled for the executor (what ``_Pickler`` would send by id
     counted as sendable)."""
     try:
-        _Pickler(io.BytesIO(), executor, [value], trying=True).dump(value)
+        with _patches.unpatched():  # torch.save pickles a tensor's storage: the test's stand-in is not ours
+            _Pickler(io.BytesIO(), executor, [value], trying=True).dump(value)
     except Exception:  # noqa: BLE001 - whatever pickle refuses: a lock, a thread, an open file
         return False
     return True
@@ -903,7 +903,8 @@ def _attribute_of(obj: Any, name: Any) -> Any:
 
 def _pickled(objects: list, executor: Executor) -> bytes:
     buffer = io.BytesIO()
-    _Pickler(buffer, executor, objects).dump(objects)
+    with _patches.unpatched():  # as in _picklable
+        _Pickler(buffer, executor, objects).dump(objects)
     return buffer.getvalue()
 
 

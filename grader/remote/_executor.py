@@ -544,10 +544,10 @@ def _collecting(enabled: bool) -> Iterator[None]:
 
 
 def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
-    """One epoch of a ``DataLoader`` over ``dataset`` (``grader.checks.load_batches``)."""
-    from torch.utils.data import DataLoader
+    """``grader.checks.load_batches`` of a dataset of this process (imported when asked)."""
+    from grader.checks import load_batches
 
-    return list(DataLoader(dataset, **loader_kwargs))
+    return load_batches(dataset, **loader_kwargs)
 
 
 def _exit(manager: Any, exc: BaseException | None) -> Any:

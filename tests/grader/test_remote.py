@@ -100,6 +100,9 @@ MODULE = textwrap.dedent('''
             return dataclasses.replace(obj)
         return type(obj)(*obj)
 
+    def type_name(obj):
+        return type(obj).__name__
+
     def gc_enabled():
         return gc.isenabled()
 
@@ -838,6 +841,18 @@ def test_the_tests_objects_are_pickled_with_what_the_test_patched_undone(module,
     optimizer = torch.optim.SGD([torch.zeros(3, requires_grad=True)], lr=0.1)
     assert module.parameter_count(optimizer) == 3
     assert torch.save is _full_disk
+
+
+class _Holder:
+    def __init__(self):
+        self.value = torch.zeros(3)
+
+
+def test_an_object_of_the_tests_is_asked_whether_it_pickles_with_what_the_test_patched_undone(module, followed):
+    # Whether pickle takes it decides between a copy and a proxy: a test's failing torch.save must
+    # not make a tensor-holding object a proxy.
+    followed.setattr(torch, "save", _full_disk)
+    assert module.type_name(_Holder()) == "_Holder"
 
 
 def test_a_monkeypatch_that_cannot_reach_the_submission_fails_the_call_saying_so(module, followed):
