@@ -38,18 +38,22 @@ def of_test_module(module: Any) -> bool:
     return str(module).rpartition(".")[2].startswith("test_")
 
 
-def instance_kind(value: Any) -> str | None:
-    """``"namedtuple"`` or ``"dataclass"`` when ``value`` is one of a test module's namedtuples or
-    dataclass instances (with a ``__dict__``), which cross by value: a batch the submission
-    rebuilt with the test's container classes comes back as one (``grader.remote._wire``)."""
-    klass = type(value)
-    if not of_test_module(klass.__module__):
-        return None
+def _kind_of_class(klass: type) -> str | None:
+    """``"namedtuple"`` or ``"dataclass"`` (one whose instances have a ``__dict__``) for such a
+    class, else None."""
     if issubclass(klass, tuple) and type(getattr(klass, "_fields", None)) is tuple:
         return "namedtuple"
-    if dataclasses.is_dataclass(klass) and type(getattr(value, "__dict__", None)) is dict:
+    if dataclasses.is_dataclass(klass) and klass.__dictoffset__:
         return "dataclass"
     return None
+
+
+def instance_kind(value: Any) -> str | None:
+    """``"namedtuple"`` or ``"dataclass"`` when ``value`` is one of a test module's namedtuples or
+    dataclass instances, which cross by value: a batch the submission rebuilt with the test's
+    container classes comes back as one (``grader.remote._wire``)."""
+    klass = type(value)
+    return _kind_of_class(klass) if of_test_module(klass.__module__) else None
 
 
 def class_of_tests(module: str, qualname: str, kind: str, *, load: bool = False) -> type:
@@ -61,11 +65,8 @@ def class_of_tests(module: str, qualname: str, kind: str, *, load: bool = False)
         found = sys.modules.get(module) or (importlib.import_module(module) if load else None)
     for part in qualname.split(".") if found is not None else ():
         found = getattr(found, part, None)
-    if isinstance(found, type) and found.__module__ == module:
-        if kind == "namedtuple" and issubclass(found, tuple) and type(getattr(found, "_fields", None)) is tuple:
-            return found
-        if kind == "dataclass" and dataclasses.is_dataclass(found) and not hasattr(found, "__slots__"):
-            return found
+    if isinstance(found, type) and found.__module__ == module and _kind_of_class(found) == kind:
+        return found
     raise wire.WireError(f"an instance of {qualname!r}, which is no namedtuple or dataclass of the tests")
 
 
