@@ -274,6 +274,8 @@ class _Executor:
             if not (isinstance(value, torch.Tensor) and value.requires_grad) and (
                     where := memories.locate(value)) is not None:
                 return memories.view_node(value, *where)  # a view of an argument's memory
+            if isinstance(value, torch.Tensor) and (node := self.described.shared_view_node(value, out)):
+                return node
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
             return None
@@ -406,6 +408,8 @@ class _Executor:
         def first(v: Any) -> dict | None:
             if torch is not None and isinstance(v, torch.Tensor) and self.described.tensor_id(v) is not None:
                 return self.described.shared_node(v, out)
+            if torch is not None and isinstance(v, torch.Tensor) and (node := self.described.shared_view_node(v, out)):
+                return node
             if type(v) is dict and id(v) not in inside:
                 return self._live_node(v, out, first, inside)
             return None

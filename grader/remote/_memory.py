@@ -79,6 +79,41 @@ def _view_fields(node: dict) -> tuple[int, int, list[int], list[int]]:
     return memory, at, shape, strides
 
 
+def shared_view_fields(t, base) -> dict | None:
+    """The fields of ``t``, a view of ``base`` (a tensor both processes share: the series a
+    dataset keeps, a parameter read under ``no_grad``), that the other process makes the same
+    view of its own ``base`` with (``view_of_shared``): element 0's byte offset from ``base``'s,
+    shape and strides. None for a view it cannot make so: one that requires grad, of another
+    dtype, or reaching outside ``base``'s own bytes."""
+    if t.requires_grad or t.dtype != base.dtype:
+        return None
+    inner, outer = span(t), span(base)
+    if inner is None or outer is None or not (outer[0] <= inner[0] and inner[1] <= outer[1]):
+        return None
+    return {"at": inner[2] - outer[2], "shape": list(t.shape), "stride": list(t.stride())}
+
+
+def view_of_shared(base, fields: Any):
+    """The view ``shared_view_fields`` described, made of this process's ``base``: its element 0
+    as far from ``base``'s, bounded by ``base``'s own bytes (``WireError`` for one that is not)."""
+    import torch
+
+    fields = fields if isinstance(fields, dict) else {}
+    at, shape, strides = fields.get("at"), wire.as_list(fields.get("shape")), wire.as_list(fields.get("stride"))
+    where = span(base)
+    size = base.element_size()
+    if where is None or type(at) is not int or at % size or len(strides) != len(shape) \
+            or not all(type(s) is int and 0 <= s < 1 << 48 for s in strides):
+        raise wire.WireError("a malformed view of a shared tensor")
+    shape = [wire._dim(d) for d in shape]
+    first, end, element0 = where
+    low, high = _extent(element0 + at - first, shape, [s * size for s in strides], size)
+    if low < 0 or high > end - first:
+        raise wire.WireError("a view outside the shared tensor it names")
+    with torch.no_grad():  # a view that requires no grad, as the one there (a leaf's, read so)
+        return base.as_strided(shape, strides, base.storage_offset() + at // size)
+
+
 class SentMemories:
     """The trusted side's memories of one call: its arguments' spans, merged where they
     overlap."""

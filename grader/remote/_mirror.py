@@ -30,6 +30,7 @@ from functools import cache
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._memory import shared_view_fields, view_of_shared
 from grader.remote._sync import Snapshots, describe_change
 
 # The tensors of an RNN that torch lists again from its parameters' names: rebuilt, not sent.
@@ -256,6 +257,16 @@ class Described:
             tid = self.new_id()
             self.tensors[tid], self.tensor_ids[id(t)] = t, tid
         return {"k": "shared", "t": tid, "v": wire.encode_tensor(t, out, with_grad=True)}
+
+    def shared_view_node(self, t, out: list[bytes]) -> dict | None:
+        """The node of ``t`` as a view of a shared tensor (``t._base``), which the trusted side
+        makes of its own (with ``t``'s data, for when it no longer holds that tensor), or None."""
+        base = t._base
+        tid = None if base is None else self.tensor_id(base)
+        fields = None if tid is None else shared_view_fields(t, base)
+        if fields is None:
+            return None
+        return {"k": "shared", "t": tid, "view": fields, "v": wire.encode_tensor(t, out)}
 
     def describe(self, root, out: list[bytes]) -> dict:
         """``root``'s node: each module in it once, by its id, parents before children."""
@@ -519,8 +530,17 @@ class Mirrors:
         return [(tid, t) for tid, t in self.live_tensors() if t.requires_grad and t.is_leaf]
 
     def shared(self, node: dict, blobs: list[bytes]):
+        """The shared tensor a node names (taken from its data when this side holds it no more),
+        or, for a node with a ``view``, that view of it (``Described.shared_view_node``): a slice
+        of the series a dataset keeps is the test's series' slice. That it is a view is the
+        executor's word (``Executor.evidence_taken``)."""
         tid = self.executor.own_id(node.get("t"))
         t = self.tensors[tid]() if tid in self.tensors else None
+        if "view" in node:
+            if t is None:  # the test dropped it: no write of its can be seen, a copy is the same
+                return wire.decode_tensor(node["v"], blobs)
+            self.executor.evidence_taken += 1
+            return view_of_shared(t, node["view"])
         if t is None:
             t = wire.decode_tensor(node["v"], blobs, grads=True)
             self.share(t, tid)

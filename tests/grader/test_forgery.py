@@ -32,7 +32,9 @@ NAMES = sorted(p.stem for p in CORPUS.glob("*.py"))
 # Op counts are taken inside the executor (they must look at how the submission computes): a
 # submission can switch the counter off there. The scan flags it for a person to review.
 FLAGGED_ONLY = {"switch_off_op_counter": "getattr() with a computed name"}
-LIMITS = Limits(wall_s=180, test_s=10)
+# No forger hangs: the default limit per test, which the honest reference's gradient check (some
+# 4 s alone) stays far under on a loaded machine too.
+LIMITS = Limits(wall_s=300)
 # Graded in the tests' own process: its code runs beside its child's signing key.
 ONE_PROCESS = catalog.get_exercise("pytorch.autograd.micrograd")
 NEIGHBOUR = CORPUS / "neighbours" / "forge_every_test.py"

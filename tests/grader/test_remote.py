@@ -245,6 +245,17 @@ MODULE = textwrap.dedent('''
         def keep(self, x):
             self.kept.append({"x": x})
 
+    class Slices:
+        def __init__(self, series):
+            self.series = series
+
+        def window(self, start, clone=False):
+            x = self.series[start:start + 2]
+            return x.clone() if clone else x
+
+        def reach(self, start, length):
+            return self.series.as_strided((length,), (1,), start)
+
     def grad_enabled():
         return torch.is_grad_enabled()
 
@@ -902,6 +913,41 @@ def test_a_tensor_the_submission_keeps_from_a_call_is_the_tests_own_from_then_on
     module.add_one_in_place(q)  # changed, not kept: a copy there, as before
     assert torch.equal(q, torch.full((2,), 2.0)) and executor.mirrors.tensor_id(q) is None
     assert executor.mirrors.tensor_id(p) is not None
+
+
+def test_a_view_of_a_tensor_the_submission_keeps_is_a_view_of_the_tests_tensor(module, executor):
+    series = torch.arange(6.0)
+    slices = module.Slices(series)
+    evidence = executor.evidence_taken
+    x = slices.window(1)  # a slice of the series it keeps: of the test's series here too
+    assert x.untyped_storage().data_ptr() == series.untyped_storage().data_ptr() and x.storage_offset() == 1
+    assert executor.evidence_taken == evidence + 1  # the executor's word: the test is marked
+    x.add_(100)
+    assert series.tolist() == [0.0, 101.0, 102.0, 3.0, 4.0, 5.0]
+    assert slices.window(2).tolist() == [102.0, 3.0]  # the test's write reached the series there
+    copied = slices.window(0, clone=True)
+    copied.zero_()
+    assert series[0] == 0.0 and slices.window(0).tolist() == [0.0, 101.0]
+    far = slices.reach(0, 7)  # past the series' own bytes there: a copy (the bounds checked here)
+    assert far.untyped_storage().data_ptr() != series.untyped_storage().data_ptr()
+    assert far[:6].tolist() == series.tolist()
+
+
+@pytest.mark.parametrize("fields", [
+    {"at": 4 * 4, "shape": [3], "stride": [1]},   # one past the end
+    {"at": -4, "shape": [1], "stride": [1]},      # before the start
+    {"at": 2, "shape": [1], "stride": [1]},       # misaligned
+    {"at": 0, "shape": [2], "stride": [-1]},      # a negative stride
+    {"at": 0, "shape": [2, 2], "stride": [1]},    # strides that do not match the shape
+])
+def test_a_view_of_a_shared_tensor_outside_it_is_refused(fields):
+    from grader.remote._memory import shared_view_fields, view_of_shared
+
+    base = torch.arange(10.0)[2:8]  # its storage reaches further than it does
+    inner = base[1:3]
+    assert torch.equal(view_of_shared(base, shared_view_fields(inner, base)), inner)
+    with pytest.raises(wire.WireError):
+        view_of_shared(base, fields)
 
 
 def test_a_dict_read_from_there_writes_its_items_there_too(module):
