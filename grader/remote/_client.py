@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _patches, _probes, _rng
+from grader.remote import _patches, _probes, _rng, _tfgrad
 from grader.remote import _wire as wire
 from grader.remote._callbacks import (
     Callbacks,
@@ -421,6 +421,9 @@ class Executor:
             if atoms is not None and type(v) in wire.ATOMS:
                 atoms.append(v)
                 return {"k": "atom", "v": wire.encode(v, blobs)}
+            if atoms is not None and wire.is_tf_value(v) and (node := wire.encode_tf(v, blobs)) is not None:
+                atoms.append(v)  # the test's very tensor or variable, when the call returns it
+                return {"k": "atom", "v": node}
             if atoms is not None and (kind := instance_kind(v)) is not None:
                 atoms.append(v)  # numbered before its values, as the executor numbers what it makes
                 return wire.encode_instance(v, kind, lambda x: wire.encode(x, blobs, first=first, opaque=opaque))
@@ -624,8 +627,15 @@ class Executor:
         shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
         header["grad_shared"] = [tid for tid, _ in shared]
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
+        on_tape = _tfgrad.watched(atoms)  # TensorFlow tensors a test's tape may be watching
         try:
-            if not needs_grad:
+            if on_tape and not needs_grad:
+                header["tf_grad"] = [i for i, _ in on_tape]
+                result, reply = _tfgrad.bridged(
+                    self, lambda outputs: self._finish_call(header, blobs, tensors, copies=copies, memories=memories,
+                                                            atoms=atoms, tf_outputs=outputs),
+                    [t for _, t in on_tape])
+            elif not needs_grad:
                 result, reply = self._finish_call(header, blobs, tensors, copies=copies, memories=memories,
                                                   atoms=atoms)
             else:
@@ -640,9 +650,9 @@ class Executor:
             # What the call changed before it raised stays changed, as in one process (a module's
             # training flags that a failing call left switched).
             with torch.no_grad():
-                self._take_changes(raised.reply, tensors, copies, memories, hook_keys)
+                self._take_changes(raised.reply, tensors, copies, memories, hook_keys, atoms)
             raise raised.error from None
-        self._take_changes(reply, tensors, copies, memories, hook_keys)
+        self._take_changes(reply, tensors, copies, memories, hook_keys, atoms)
         self._share_retained(reply.get("retained", []), tensors)
         if probe is not None:
             self.evidence_taken += 1
@@ -654,7 +664,7 @@ class Executor:
 
     def _finish_call(self, header: dict, blobs: list[bytes], tensors: list, outputs: list | None = None,
                      copies: list = (), memories: SentMemories | None = None,
-                     atoms: list = ()) -> tuple[Any, dict]:
+                     atoms: list = (), tf_outputs: list | None = None) -> tuple[Any, dict]:
 
         node, reply, out = self.request(header, blobs)
 
@@ -681,7 +691,8 @@ class Executor:
             return self._object(n, out)
 
         try:
-            result = wire.decode(node, out, handle=handle, tensors=outputs, classes=class_of_tests)
+            result = wire.decode(node, out, handle=handle, tensors=outputs, classes=class_of_tests,
+                                 tf_tensors=tf_outputs)
             # The graphs of callback calls the executor freed during this call go now, not at
             # the next request: a test may check right after the call that nothing holds them.
             self.callbacks.drop()
@@ -691,10 +702,11 @@ class Executor:
         return result, reply
 
     def _take_changes(self, reply: dict, tensors: list, copies: list, memories: SentMemories,
-                      hook_keys: list) -> None:
+                      hook_keys: list, atoms: list) -> None:
         """Make the arguments what the call made them in the executor (their memories' bytes
-        last), and take its RNG state. Runs after a call's autograd node is made, with this
-        process's grad mode: history an argument gained there is gained here too."""
+        last; the TensorFlow variables among ``atoms`` too), and take its RNG state. Runs after a
+        call's autograd node is made, with this process's grad mode: history an argument gained
+        there is gained here too."""
         out = reply["blobs"]
         try:
             for entry in reply.get("changed", []):
@@ -715,6 +727,8 @@ class Executor:
             if self.kept.take(reply.get("kept", []), out):
                 self.evidence_taken += 1
             memories.write_back(reply.get("memories", []), out)
+            if reply.get("tf_variables"):
+                _tfgrad.take_variable_changes(reply["tf_variables"], atoms, out)
             self.mirrors.take(reply.get("shared"), out)
             for entry in wire.as_list(reply.get("live", [])):  # what the call changed in dicts read before
                 ident, node = wire.as_list(entry, 2)
@@ -767,6 +781,17 @@ class Executor:
             if add is not None:
                 add(self._ops_recorded(reply, out))
             return self.decode(node, out)
+
+    def tf_vjp(self, call: int, upstream: tuple, inputs: list) -> list:
+        """The gradients for ``inputs`` (the tensors a call watched) of that call's outputs weighted
+        by ``upstream``, from its tape there (``grader.remote._tfgrad``)."""
+        blobs: list[bytes] = []
+        node, _, out = self.request({"op": "tf_vjp", "call": self.live(call),
+                                     "grads": self.encode(list(upstream), blobs)}, blobs)
+        try:
+            return _tfgrad.checked_gradients(self.decode(node, out), inputs)
+        except wire.WireError as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def function_of(self, call: int, index: int) -> Any:
         """The ``torch.autograd.Function`` subclass whose node made output ``index`` of ``call``

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _patches, _probes, _rng
+from grader.remote import _patches, _probes, _rng, _tfgrad
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, class_of_tests, instance_kind, raised_id, stub_id
 from grader.remote._claims import claim
@@ -209,6 +209,10 @@ class _Executor:
                                classes=functools.partial(class_of_tests, load=True))
 
         args, kwargs = decoded(header["args"]), decoded(header["kwargs"])
+        variables = _tfgrad.variables_sent(atoms)
+        watched = [atoms[i] for i in wire.as_list(header["tf_grad"])] if "tf_grad" in header else None
+        if watched is not None and not all(wire.is_tf_value(w) for w in watched):
+            raise wire.WireError("a tape's tensors that are not tensors")
         patches = _patches.decoded(header.get("patches"), decoded)
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
@@ -236,6 +240,10 @@ class _Executor:
                 around.callback(self.described.called.pop)
                 self.described.called.append(fn if isinstance(fn, torch.nn.Module) else None)
                 around.enter_context(_patches.patched(patches))
+                if watched is not None:  # the test's tape is watching these: a tape here records the call
+                    tape = around.enter_context(sys.modules["tensorflow"].GradientTape(
+                        persistent=True, watch_accessed_variables=False))
+                    tape.watch(watched)
                 if probe is not None:
                     parameter = wire.decode(header.get("probe_with"), blobs)
                     result, evidence = _probes.run(probe, fn, args, kwargs, parameter)
@@ -245,7 +253,7 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, out)}
+                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, variables, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
@@ -257,6 +265,7 @@ class _Executor:
         # live; one inside a result is not (a state dict's: it must save as a dict).
         live = result if type(result) is dict and _kept_elsewhere(result) else None
         inside: set[int] = set()
+        tf_outputs: list = []  # the TensorFlow tensors the result holds, for the test's tape
 
         def first(value: Any) -> dict | None:
             if live is not None and value is live and id(value) not in inside:
@@ -278,11 +287,18 @@ class _Executor:
                 return node
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
+            elif watched is not None and wire.is_tf_value(value) and not isinstance(
+                    value, sys.modules["tensorflow"].Variable) and value.dtype.name in wire.TF_DTYPES:
+                tf_outputs.append(value)  # numbered as the trusted side decodes them
             return None
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first,
                                             instances=instance_kind),
-                       **self._changes(sent, before, copies, copy_hooks, memories, out)}
+                       **self._changes(sent, before, copies, copy_hooks, memories, variables, out)}
+        if watched is not None:
+            call = self._new_id()
+            self.calls[call] = _tfgrad.Tape(tape, watched, tf_outputs)
+            reply["tf_call"], reply["tf_outputs"] = call, len(tf_outputs)
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         del args, kwargs, result, fn
@@ -319,6 +335,13 @@ class _Executor:
         if len(found) != 1:
             raise pickle.UnpicklingError("the node of a call whose outputs were made by no node, or by several")
         return next(iter(found.values()))
+
+    def op_tf_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        """The gradients of a call made for a test's tape (``grader.remote._tfgrad.Tape``)."""
+        call = self.calls.get(header["call"])
+        if not isinstance(call, _tfgrad.Tape):
+            raise wire.WireError("the gradients of a call that kept no tape")
+        return {"value": wire.encode(call.gradient(wire.decode(header["grads"], blobs)), out)}
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         import torch
@@ -446,21 +469,25 @@ class _Executor:
         return self.objects[node["id"]]
 
     def _changes(self, sent: list, before: list, copies: list, copy_hooks: list, memories: ReceivedMemories,
-                 out: list[bytes]) -> dict:
+                 variables: list, out: list[bytes]) -> dict:
         """What a call changed (``grader.remote._client.Executor._take_changes`` applies it): the
         argument tensors it changed, the state of each object sent as a copy (one with a state
         dict is kept from then on, ``grader.remote._kept``), the state of each kept object that
         changed, the bytes of the arguments' memories, the modules and tensors the trusted side
-        mirrors (a module sent is one from then on), and the random state when it is not the shared one."""
+        mirrors (a module sent is one from then on), the TensorFlow variables sent that it assigned
+        to (``grader.remote._tfgrad``), and the random state when it is not the shared one."""
         kept = self.kept.changes(out)
-        return {"changed": [[i, describe_change(t, mark, out)]
-                            for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
-                "copies": [self._state(c, hooks, out) for c, hooks in zip(copies, copy_hooks, strict=True)],
-                "kept": kept,
-                "memories": memories.changes(out),
-                "shared": self.described.changes(out),
-                "live": self._live_changes(out),
-                "rng": self._rng_change(out)}
+        changes = {"changed": [[i, describe_change(t, mark, out)]
+                               for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
+                   "copies": [self._state(c, hooks, out) for c, hooks in zip(copies, copy_hooks, strict=True)],
+                   "kept": kept,
+                   "memories": memories.changes(out),
+                   "shared": self.described.changes(out),
+                   "live": self._live_changes(out),
+                   "rng": self._rng_change(out)}
+        if variables:
+            changes["tf_variables"] = _tfgrad.variable_changes(variables, out)
+        return changes
 
     def _take_rng(self, node: Any, blobs: list[bytes]) -> None:
         """Take the trusted side's random state (None: it drew no random number since the two

@@ -154,6 +154,8 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
             return {"k": "device", "v": str(value)}
         if type(value) is torch.Size:
             return {"k": "size", "v": [int(d) for d in value]}
+    if _of_tensorflow(value) and (node := encode_tf(value, blobs)) is not None:
+        return node
     np = _numpy_if_loaded()
     if np is not None and type(value) is np.ndarray and array_dtype_carried(value.dtype):
         return _encode_array(value, blobs)
@@ -193,6 +195,109 @@ def _numpy_if_loaded():
     import sys
 
     return sys.modules.get("numpy")
+
+
+# ----------------------------------------------------------------------------- TensorFlow values
+
+# The dtypes whose tensors and variables cross as data (strings, resources and variants do not).
+TF_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                       "float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
+TF_KINDS = frozenset({"tf_tensor", "tf_variable", "tf_dtype"})
+
+
+def _of_tensorflow(value: Any) -> bool:
+    """Whether ``value``'s class is one of TensorFlow's (a test of a string, so that the values of a
+    PyTorch exercise pay next to nothing for TensorFlow's being loaded beside torch)."""
+    return type(value).__module__.startswith("tensorflow.")
+
+
+def is_tf_value(value: Any) -> bool:
+    """Whether ``value`` is an eager TensorFlow tensor or a ``tf.Variable``."""
+    if not _of_tensorflow(value):
+        return False
+    import tensorflow as tf
+
+    return isinstance(value, (tf.Tensor, tf.Variable)) and not tf.is_symbolic_tensor(value)
+
+
+def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
+    """The node of an eager tensor or a ``tf.Variable`` of a dtype in ``TF_DTYPES`` (its data, dtype,
+    shape and device; a variable's name and whether it is trainable too), of a ``tf.DType``; None for
+    anything else."""
+    import tensorflow as tf
+
+    if type(value) is tf.DType:
+        return {"k": "tf_dtype", "v": value.name}
+    if isinstance(value, tf.Variable):
+        if value.dtype.name not in TF_DTYPES:
+            return None
+        return {"k": "tf_variable", "v": _encode_tf_tensor(value.read_value(), value.device, blobs),
+                "trainable": bool(value.trainable), "name": value.name.split(":")[0][:200]}
+    if isinstance(value, tf.Tensor) and not tf.is_symbolic_tensor(value) and value.dtype.name in TF_DTYPES:
+        return _encode_tf_tensor(value, value.device, blobs)
+    return None
+
+
+def _encode_tf_tensor(t, device: str, blobs: list[bytes]) -> dict:
+    import numpy as np
+
+    blobs.append(np.ascontiguousarray(t.numpy()).tobytes())
+    return {"k": "tf_tensor", "dtype": t.dtype.name, "shape": [int(d) for d in t.shape], "device": device[:200],
+            "blob": len(blobs) - 1}
+
+
+def _tf_dtype(name: Any):
+    import tensorflow as tf
+
+    if _str(name) not in TF_DTYPES:
+        raise WireError(f"a TensorFlow dtype {name!r} that is not carried")
+    return tf.as_dtype(name)
+
+
+def _tf_device(name: Any) -> str | None:
+    """The device a tensor node names, as ``tf.device`` takes it, when this process has one of
+    that name (else None: TensorFlow's default placement)."""
+    import tensorflow as tf
+
+    try:
+        spec = tf.DeviceSpec.from_string(_str(name))
+    except ValueError:
+        raise WireError("a malformed TensorFlow device") from None
+    if spec.device_type is None or spec.device_index is None:
+        return None
+    short = f"/{spec.device_type}:{spec.device_index}"
+    present = {f"/{d.device_type}:{tf.DeviceSpec.from_string(d.name).device_index}"
+               for d in tf.config.list_logical_devices()}
+    return short if short in present else None
+
+
+def decode_tf(node: dict, blobs: list[bytes]) -> Any:
+    """The tensor, variable or dtype a ``TF_KINDS`` node holds (``encode_tf``), checked."""
+    import numpy as np
+    import tensorflow as tf
+
+    kind = node["k"]
+    if kind == "tf_dtype":
+        return _tf_dtype(node["v"])
+    if kind == "tf_variable":
+        value = decode_tf(node["v"], blobs)
+        if not isinstance(value, tf.Tensor):
+            raise WireError("a variable whose value is not a tensor")
+        device = _tf_device(node["v"]["device"])
+        name = _str(node["name"])
+        with tf.device(device):
+            return tf.Variable(value, trainable=node["trainable"] is True, name=name or None)
+    dtype = _tf_dtype(node["dtype"])
+    shape = [_dim(d) for d in as_list(node["shape"])]
+    data = _blob(blobs, node["blob"])
+    numpy_dtype = np.dtype(dtype.as_numpy_dtype)
+    if len(data) != math.prod(shape) * numpy_dtype.itemsize:
+        raise WireError(f"tensor data of {len(data)} bytes for {math.prod(shape)} {dtype.name} elements")
+    made = tf.constant(np.frombuffer(bytearray(data), dtype=numpy_dtype).reshape(shape), dtype=dtype)
+    if (device := _tf_device(node["device"])) is not None:
+        with tf.device(device):
+            made = tf.identity(made)  # placed there, as the tensor sent was
+    return made
 
 
 def array_dtype_carried(dtype) -> bool:
@@ -287,12 +392,14 @@ def flat_bytes(t):
 
 def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
            grads: bool = False, tensors: list | None = None, atoms: list | None = None,
-           classes: Callable[[str, str, str], type] | None = None, seen: int = 0) -> Any:
+           classes: Callable[[str, str, str], type] | None = None, tf_tensors: list | None = None,
+           seen: int = 0) -> Any:
     """The value ``encode`` made ``node``; raises ``WireError`` for anything else. ``handle``
     turns the node of a handle (``{"k": "handle"}``, ``{"k": "ref"}``, ``{"k": "arg"}``) into a
     value. Tensors require grad as their node says only with ``grads`` (the executor's side:
     the trusted side connects gradients itself); each tensor made is appended to ``tensors``,
-    and each numbered value (an ``{"k": "atom"}`` node) to ``atoms``. ``classes`` gives the class
+    and each numbered value (an ``{"k": "atom"}`` node) to ``atoms``; each TensorFlow tensor made
+    (not numbered) to ``tf_tensors``. ``classes`` gives the class
     of an instance's node (module, qualified name, kind), or raises ``WireError``; the instance
     is made without running its class's code (no ``__init__``, no ``__setattr__``)."""
     if seen > 64:
@@ -305,7 +412,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
 
     def again(v: Any) -> Any:
         return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, atoms=atoms, classes=classes,
-                      seen=seen + 1)
+                      tf_tensors=tf_tensors, seen=seen + 1)
 
     kind = node["k"]
     try:
@@ -317,9 +424,9 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
                 return OrderedDict(items)
             return items if kind == "dict" else defaultdict(_FACTORIES[_str(node["f"])], items)
         if kind == "atom":
-            value = again(node["v"])
-            if type(value) not in ATOMS:
-                raise WireError("a numbered value that is not a string, bytes or a number")
+            value = decode(node["v"], blobs, seen=seen + 1)
+            if type(value) not in ATOMS and not is_tf_value(value):
+                raise WireError("a numbered value that is not a string, bytes, a number or a TensorFlow tensor")
             if atoms is not None:
                 atoms.append(value)
             return value
@@ -346,6 +453,15 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             return tensor
         if kind == "ndarray":
             return _decode_array(node, blobs)
+        if kind in TF_KINDS:
+            import sys
+
+            if "tensorflow" not in sys.modules:  # never sent to a process that has no TensorFlow test
+                raise WireError("a TensorFlow value where TensorFlow is not loaded")
+            value = decode_tf(node, blobs)
+            if tf_tensors is not None and kind == "tf_tensor":
+                tf_tensors.append(value)
+            return value
         if kind == "dtype":
             return _dtype(node["v"])
         if kind == "device":

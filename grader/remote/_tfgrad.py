@@ -1,0 +1,134 @@
+"""TensorFlow gradients across the two processes, and the variables a call changed.
+
+A test that records a call into the submission on a ``tf.GradientTape`` (``tape.watch(x)``, then
+``impl.fn(x)``) gets outputs its tape can differentiate: the trusted side makes the call inside a
+``tf.custom_gradient`` function of the floating tensors it sent (``bridged``), and the executor
+runs it under a persistent tape of its own watching those tensors (``Tape``), kept under the
+call's id. The test's ``tape.gradient`` then asks the executor for the vector-Jacobian product
+of that call (``Executor.tf_vjp``): a gradient the submission's computation does not carry (a
+result made through NumPy) is None here, as in one process.
+
+A ``tf.Variable`` the test passes is a copy there; what the call assigned to it (before it
+returned or raised) is assigned to the test's own variable afterwards (``variable_changes``,
+``take_variable_changes``), so ``out is var`` and a ``tf.function`` holding ``var`` read what
+the call wrote. A variable the submission keeps past the call is not kept in step.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+from grader.remote import _wire as wire
+
+
+def _differentiable(t) -> bool:
+    return t.dtype.is_floating or t.dtype.is_complex
+
+
+def watched(atoms: list) -> list[tuple[int, Any]]:
+    """(place among the call's numbered values, tensor) of each floating eager tensor sent, when
+    a gradient tape may be recording (else none: no tape is kept there)."""
+    found = [(i, a) for i, a in enumerate(atoms) if wire.is_tf_value(a) and _differentiable(a)
+             and not isinstance(a, sys.modules["tensorflow"].Variable)]
+    if not found:
+        return []
+    from tensorflow.python.eager import record
+
+    return found if record.could_possibly_record() else []
+
+
+def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
+    """``finish(tf_outputs)`` (the call, sent; its result and reply), made as one differentiable
+    op of ``inputs`` on the test's tapes: the result with each floating tensor it made replaced by
+    the op's output that stands for it."""
+    import tensorflow as tf
+
+    holder: dict = {}
+
+    @tf.custom_gradient
+    def call(*_inputs):
+        outputs: list = []
+        result, reply = finish(outputs)
+        try:
+            ident = executor.own_id(reply.get("tf_call"))
+        except wire.WireError:
+            ident = None
+        if ident is None or reply.get("tf_outputs") != len(outputs):
+            executor._fail("the submission's process answered out of protocol (a call's gradients)")
+        holder.update(result=result, reply=reply, outputs=outputs)
+
+        def grad(*upstream, variables=None):
+            grads = executor.tf_vjp(ident, upstream, inputs)
+            # A variable read here while the result was rebuilt (one the call made) has no
+            # gradient through the call: the call's own variables are the executor's.
+            return grads if variables is None else (grads, [None] * len(variables))
+
+        weakref.finalize(grad, executor.release, ident)  # with the tapes that hold it
+        return (tuple(outputs) if outputs else tf.zeros(())), grad
+
+    made = call(*inputs)
+    made = made if isinstance(made, (tuple, list)) else (made,)
+    from grader.remote._sync import replace_tensors
+
+    swap = {id(t): b for t, b in zip(holder["outputs"], made)}  # a lone output comes back as one
+    return replace_tensors(holder["result"], swap), holder["reply"]
+
+
+class Tape:
+    """The executor's record of a call made for a test's tape: its tape, the tensors it watched
+    and the floating tensors the call returned, in the order the trusted side numbers them."""
+
+    def __init__(self, tape, inputs: list, outputs: list) -> None:
+        self.tape, self.inputs, self.outputs = tape, inputs, outputs
+
+    def gradient(self, upstream: Any) -> list:
+        """Per watched tensor, the gradient of the outputs weighted by ``upstream`` (one per output,
+        None for zeros), or None where the outputs do not depend on it."""
+        import tensorflow as tf
+
+        upstream = wire.as_list(upstream, len(self.outputs))
+        pairs = [(o, tf.zeros_like(o) if g is None else tf.cast(g, o.dtype))
+                 for o, g in zip(self.outputs, upstream) if _differentiable(o)]
+        if not pairs:
+            return [None] * len(self.inputs)
+        grads = self.tape.gradient([o for o, _ in pairs], self.inputs, output_gradients=[g for _, g in pairs])
+        return [None if g is None else tf.convert_to_tensor(g) for g in grads]
+
+
+def checked_gradients(grads: Any, inputs: list) -> list:
+    """The executor's gradients for ``inputs``: each None or a tensor of its input's shape and dtype."""
+    import tensorflow as tf
+
+    grads = wire.as_list(grads, len(inputs))
+    for g, x in zip(grads, inputs):
+        if g is not None and not (isinstance(g, tf.Tensor) and g.shape == x.shape and g.dtype == x.dtype):
+            raise wire.WireError("a gradient that is not one of its input's shape and dtype")
+    return grads
+
+
+def variables_sent(atoms: list) -> list[tuple[int, Any, bytes]]:
+    """(place, variable, its bytes) of each ``tf.Variable`` among a call's numbered values, as sent."""
+    return [(i, a, a.numpy().tobytes()) for i, a in enumerate(atoms)
+            if wire.is_tf_value(a) and isinstance(a, sys.modules["tensorflow"].Variable)]
+
+
+def variable_changes(sent: list[tuple[int, Any, bytes]], out: list[bytes]) -> list:
+    """``[place, value]`` for each variable sent whose value the call changed."""
+    return [[i, wire.encode(var.read_value(), out)] for i, var, before in sent if var.numpy().tobytes() != before]
+
+
+def take_variable_changes(entries: Any, atoms: list, blobs: list[bytes]) -> None:
+    """Assign what the call wrote to each of the test's variables (``variable_changes``)."""
+    import tensorflow as tf
+
+    for entry in wire.as_list(entries):
+        index, node = wire.as_list(entry, 2)
+        if type(index) is not int or not 0 <= index < len(atoms) or not isinstance(atoms[index], tf.Variable):
+            raise wire.WireError("a change to a variable that was not sent")
+        value = wire.decode(node, blobs)
+        var = atoms[index]
+        if not isinstance(value, tf.Tensor) or value.dtype != var.dtype or value.shape != var.shape:
+            raise wire.WireError("a variable's value of another dtype or shape")
+        var.assign(value)

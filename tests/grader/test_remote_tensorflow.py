@@ -1,0 +1,142 @@
+"""grader.remote with TensorFlow: a real executor serving a module of TensorFlow functions, driven
+from a fresh interpreter (as a grading child drives it: TensorFlow imported, no op run before the
+executors' zygote is forked; a process forked after TensorFlow ran ops can hang), and the
+codec's refusals of TensorFlow nodes a hostile executor could send."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from grader.remote import _wire as wire  # noqa: E402
+
+MODULE = '''
+import numpy as np
+import tensorflow as tf
+
+def same(x):
+    return x
+
+def square(x):
+    return x * x
+
+def through_numpy(x):
+    return tf.constant(x.numpy() * 2)
+
+def pair(x):
+    return x * 3, tf.cast(x, tf.int32), "text"
+
+def add_one_then_raise(var):
+    var.assign_add(tf.ones_like(var))
+    raise ValueError("var is wrong")
+
+def assign(var, value):
+    var.assign(value)
+    return var
+
+def new_variable(x):
+    return tf.Variable(x)
+
+def dtype_of(x):
+    return x.dtype
+
+def device_of(x):
+    return x.device
+'''
+
+DRIVER = '''
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from grader.remote import Executor, Zygote
+
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2)
+zygote = Zygote.start(close=[], threads=1)
+executor = Executor(zygote)
+root = Path(sys.argv[1])
+module = executor.load("tensorflow.basics.tensors_and_variables", root)
+
+# Every carried dtype crosses with its values, shape and dtype; a tensor returned is the test's own.
+for dtype in (tf.bool, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.float16, tf.bfloat16, tf.float32,
+              tf.float64, tf.complex64, tf.complex128):
+    x = tf.cast(tf.reshape(tf.range(6), (2, 3)), dtype)
+    back = module.square(x) if dtype != tf.bool else module.same(x)
+    assert back.dtype == dtype and back.shape == (2, 3), (dtype, back)
+    assert module.dtype_of(x) == dtype
+x = tf.constant([1.0, 2.0])
+assert module.same(x) is x
+
+# A tape here differentiates through a call there; a result made through NumPy has no gradient.
+with tf.GradientTape(persistent=True) as tape:
+    tape.watch(x)
+    y = module.square(x)
+    tripled, as_int, text = module.pair(x)
+    cut = module.through_numpy(x)
+assert tape.gradient(y, x).numpy().tolist() == [2.0, 4.0]
+assert tape.gradient(tripled, x).numpy().tolist() == [3.0, 3.0] and as_int.dtype == tf.int32 and text == "text"
+assert tape.gradient(cut, x) is None and cut.numpy().tolist() == [2.0, 4.0]
+with tf.GradientTape() as tape:
+    tape.watch(x)
+    total = tf.reduce_sum(module.square(x) * tf.constant([1.0, -1.0]))
+assert tape.gradient(total, x).numpy().tolist() == [2.0, -4.0]
+
+# A variable: the test's own comes back, with what the call assigned, also when it raised.
+var = tf.Variable([[1.0, 2.0]])
+reads = tf.function(lambda: var.read_value())
+reads()
+assert module.assign(var, [[5.0, 6.0]]) is var and reads().numpy().tolist() == [[5.0, 6.0]]
+try:
+    module.add_one_then_raise(var)
+except ValueError as exc:
+    assert "var is wrong" in str(exc)
+else:
+    raise AssertionError("no ValueError")
+assert var.numpy().tolist() == [[6.0, 7.0]]
+made = module.new_variable(x)
+assert isinstance(made, tf.Variable) and made is not x and made.numpy().tolist() == [1.0, 2.0]
+
+# A tensor placed on the second logical CPU is there in the call too.
+with tf.device("/CPU:1"):
+    placed = tf.identity(x)
+assert module.device_of(placed).endswith("CPU:1"), module.device_of(placed)
+
+executor.close()
+zygote.close()
+print("all held")
+'''
+
+
+def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
+    path = tmp_path / "tensorflow" / "basics" / "tensors_and_variables.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(MODULE)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(DRIVER), str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert done.returncode == 0 and "all held" in done.stdout, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("node", [
+    {"k": "tf_tensor", "dtype": "float32", "shape": [3], "device": "", "blob": 0},      # 8 bytes for 12
+    {"k": "tf_tensor", "dtype": "string", "shape": [2], "device": "", "blob": 0},       # not carried
+    {"k": "tf_tensor", "dtype": "resource", "shape": [], "device": "", "blob": 0},      # not carried
+    {"k": "tf_tensor", "dtype": "float32", "shape": [-2], "device": "", "blob": 0},     # a negative dimension
+    {"k": "tf_tensor", "dtype": "float32", "shape": [2], "device": 5, "blob": 0},       # a device not named
+    {"k": "tf_dtype", "v": "variant"},
+    {"k": "tf_variable", "v": {"k": "tf_dtype", "v": "float32"}, "trainable": True, "name": "v"},
+])
+def test_a_malformed_tensorflow_node_is_refused(node):
+    ok = {"k": "tf_tensor", "dtype": "float32", "shape": [2], "device": "", "blob": 0}
+    assert wire.decode(ok, [bytes(8)]).numpy().tolist() == [0.0, 0.0]
+    with pytest.raises(wire.WireError):
+        wire.decode(node, [bytes(8)])
