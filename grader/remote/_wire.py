@@ -227,14 +227,19 @@ def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     import tensorflow as tf
 
     if type(value) is tf.DType:
-        return {"k": "tf_dtype", "v": value.name}
+        return {"k": "tf_dtype", "v": value.name} if value.name in TF_DTYPES | {"string"} else None
     if isinstance(value, tf.Variable):
         if value.dtype.name not in TF_DTYPES:
             return None
         return {"k": "tf_variable", "v": _encode_tf_tensor(value.read_value(), value.device, blobs),
                 "trainable": bool(value.trainable), "name": value.name.split(":")[0][:200]}
-    if isinstance(value, tf.Tensor) and not tf.is_symbolic_tensor(value) and value.dtype.name in TF_DTYPES:
-        return _encode_tf_tensor(value, value.device, blobs)
+    if isinstance(value, tf.Tensor) and not tf.is_symbolic_tensor(value):
+        if value.dtype.name in TF_DTYPES:
+            return _encode_tf_tensor(value, value.device, blobs)
+        if value.dtype == tf.string:  # each element its own bytes
+            strings = [blobs.append(b) or len(blobs) - 1 for b in value.numpy().reshape(-1).tolist()]
+            return {"k": "tf_tensor", "dtype": "string", "shape": [int(d) for d in value.shape],
+                    "device": value.device[:200], "v": strings}
     return None
 
 
@@ -246,10 +251,21 @@ def _encode_tf_tensor(t, device: str, blobs: list[bytes]) -> dict:
             "blob": len(blobs) - 1}
 
 
+def _decode_tf_strings(node: dict, blobs: list[bytes]):
+    import numpy as np
+    import tensorflow as tf
+
+    shape = [_dim(d) for d in as_list(node["shape"])]
+    strings = [_blob(blobs, b) for b in as_list(node["v"])]
+    if len(strings) != math.prod(shape):
+        raise WireError(f"{len(strings)} strings for a string tensor of {math.prod(shape)} elements")
+    return tf.constant(np.array(strings, dtype=object).reshape(shape), dtype=tf.string)
+
+
 def _tf_dtype(name: Any):
     import tensorflow as tf
 
-    if _str(name) not in TF_DTYPES:
+    if _str(name) not in TF_DTYPES | {"string"}:
         raise WireError(f"a TensorFlow dtype {name!r} that is not carried")
     return tf.as_dtype(name)
 
@@ -287,6 +303,12 @@ def decode_tf(node: dict, blobs: list[bytes]) -> Any:
         name = _str(node["name"])
         with tf.device(device):
             return tf.Variable(value, trainable=node["trainable"] is True, name=name or None)
+    if node["dtype"] == "string":
+        made = _decode_tf_strings(node, blobs)
+        if (device := _tf_device(node["device"])) is not None:
+            with tf.device(device):
+                made = tf.identity(made)
+        return made
     dtype = _tf_dtype(node["dtype"])
     shape = [_dim(d) for d in as_list(node["shape"])]
     data = _blob(blobs, node["blob"])
@@ -459,7 +481,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             if "tensorflow" not in sys.modules:  # never sent to a process that has no TensorFlow test
                 raise WireError("a TensorFlow value where TensorFlow is not loaded")
             value = decode_tf(node, blobs)
-            if tf_tensors is not None and kind == "tf_tensor":
+            if tf_tensors is not None and kind == "tf_tensor" and node["dtype"] != "string":
                 tf_tensors.append(value)
             return value
         if kind == "dtype":

@@ -48,6 +48,12 @@ def dtype_of(x):
 
 def device_of(x):
     return x.device
+
+def shout(s):
+    return tf.strings.upper(s)
+
+def resource_dtype():
+    return tf.resource
 '''
 
 DRIVER = '''
@@ -75,6 +81,9 @@ for dtype in (tf.bool, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.float
     assert module.dtype_of(x) == dtype
 x = tf.constant([1.0, 2.0])
 assert module.same(x) is x
+words = tf.constant([[b"ab", b""], [b"c\\x00d", b"e"]])
+assert module.shout(words).numpy().tolist() == [[b"AB", b""], [b"C\\x00D", b"E"]] and module.same(words) is words
+assert type(module.resource_dtype()).__name__ == "DType" and module.same(x) is x  # a handle, and no harm
 
 # A tape here differentiates through a call there; a result made through NumPy has no gradient.
 with tf.GradientTape(persistent=True) as tape:
