@@ -12,6 +12,7 @@ Imports torch and numpy lazily: the codec of a TensorFlow-free, torch-free run n
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import socket
@@ -272,18 +273,26 @@ def _tf_dtype(name: Any):
 
 def _tf_device(name: Any) -> str | None:
     """The device a tensor node names, as ``tf.device`` takes it, when this process has one of
-    that name (else None: TensorFlow's default placement)."""
+    that name other than the first CPU (else None: TensorFlow's default placement, that CPU)."""
+    name = _str(name)
+    if name.endswith("/device:CPU:0") or not name:
+        return None
+    return _device_present(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _device_present(name: str) -> str | None:
     import tensorflow as tf
 
     try:
-        spec = tf.DeviceSpec.from_string(_str(name))
+        spec = tf.DeviceSpec.from_string(name)
     except ValueError:
         raise WireError("a malformed TensorFlow device") from None
     if spec.device_type is None or spec.device_index is None:
         return None
     short = f"/{spec.device_type}:{spec.device_index}"
     present = {f"/{d.device_type}:{tf.DeviceSpec.from_string(d.name).device_index}"
-               for d in tf.config.list_logical_devices()}
+               for d in tf.config.list_logical_devices()}  # fixed once the runtime started
     return short if short in present else None
 
 
