@@ -453,9 +453,6 @@ class Executor:
             if np is not None and type(v) is np.ndarray and memories is not None:
                 return memories.node(v, {"k": "ndarray", "dtype": v.dtype.str, "shape": list(v.shape),
                                          "ro": not v.flags.writeable})
-            if type(v) in wire.SEQUENCE_KINDS:
-                return {"k": wire.SEQUENCE_KINDS[type(v)],
-                        "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
             return None
 
         def opaque(v: Any) -> dict:

@@ -128,6 +128,8 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         return {"k": "bytes", "blob": len(blobs) - 1}
     if type(value) in (tuple, list):
         return {"k": type(value).__name__, "v": [again(v) for v in value]}
+    if type(value) in SEQUENCE_KINDS:  # a set, a dict's keys: by value, both ways
+        return {"k": SEQUENCE_KINDS[type(value)], "v": [again(v) for v in value]}
     if type(value) in (dict, OrderedDict):  # an OrderedDict: a module's state_dict()
         return {"k": "dict" if type(value) is dict else "ordered_dict",
                 "v": [[again(k), again(v)] for k, v in value.items()]}

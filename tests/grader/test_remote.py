@@ -289,6 +289,9 @@ MODULE = textwrap.dedent('''
     def takes_iterable(values):
         return [v * 2 for v in values]
 
+    def sets_of(values):
+        return set(values), frozenset(values), {v: 0 for v in values}.keys()
+
     def train(model, optimizer, x, y):
         optimizer.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
@@ -817,6 +820,13 @@ def test_a_tests_function_is_a_function_there_and_its_callable_object_is_not(mod
     # As in one process: a LambdaLR saves the state of a callable object it holds, none of a function.
     assert module.is_a_function(lambda x: x) is True
     assert module.is_a_function(_Scale()) is False
+
+
+def test_sets_and_a_dicts_keys_come_back_as_their_own_kinds(module):
+    made, frozen, keys = module.sets_of(["a", "b"])
+    assert made == {"a", "b"} and type(made) is set and type(frozen) is frozenset and frozen == made
+    assert type(keys) is type({}.keys()) and sorted(keys) == ["a", "b"]
+    assert made & {"a"} == {"a"}
 
 
 def test_an_ordered_dict_crosses_as_one_both_ways(module):
