@@ -30,8 +30,6 @@ from grader.remote import _wire as wire
 from grader.remote._kept import is_kept_kind
 from grader.remote._sync import replace_tensors, vector_jacobian
 
-MAX_MESSAGE = 4000
-
 
 def of_test_module(module: Any) -> bool:
     """Whether ``module`` (a module's name) names a test module (``test_...``, in a package or not)."""
@@ -97,7 +95,7 @@ def describe_exception(exc: BaseException) -> dict:
     builtin = next((k.__name__ for k in type(exc).__mro__
                     if k.__module__ == "builtins" and issubclass(k, Exception)), "Exception")
     try:
-        message = str(exc)[:MAX_MESSAGE]
+        message = wire.bounded_message(str(exc))
     except Exception:  # noqa: BLE001 - a message that cannot be made is not one
         message = "<the exception's message could not be made>"
     return {"module": str(type(exc).__module__)[:200], "type": type(exc).__qualname__[:200],
@@ -110,7 +108,7 @@ def rebuild_exception(error: Any) -> BaseException:
     name deriving from its nearest built-in class."""
     if not isinstance(error, dict):
         return RuntimeError("a malformed exception")
-    message = str(error.get("message"))[:MAX_MESSAGE]
+    message = wire.bounded_message(str(error.get("message")))
     module, name = str(error.get("module")), str(error.get("type"))
     if module == "builtins" or module == "torch" or module.startswith("torch."):
         cls = _named_class(module, name)

@@ -1016,7 +1016,7 @@ def _rebuilt_exception(error: Any) -> BaseException:
     if not isinstance(error, dict):
         return ExecutorFailed("the submission's process answered out of protocol (an error)")
     name, base_name = str(error.get("type"))[:200], str(error.get("builtin"))
-    message = str(error.get("message"))[:4000]
+    message = wire.bounded_message(str(error.get("message")))
     from grader._loader import ImplementationError, MissingImplementation, StubRaised
 
     if error.get("missing") is True:
@@ -1043,7 +1043,7 @@ def _rebuilt_exception(error: Any) -> BaseException:
         exc = base(message)
     where = error.get("where")
     if isinstance(where, str) and where:
-        exc.add_note(where[:4000])
+        exc.add_note(where[:wire.MAX_MESSAGE])
     return exc
 
 

@@ -46,7 +46,6 @@ from grader.remote._sync import (
 )
 
 MAX_ITEMS = 100_000  # the most items an iteration over a remote object may list
-MAX_MESSAGE = 4000
 
 
 def serve(sock: socket.socket, first_ident: int) -> None:
@@ -155,7 +154,7 @@ class _Executor:
     def op_describe(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         obj = self.objects[header["id"]]
         what = header["what"]
-        value = {"repr": lambda: repr(obj)[:MAX_MESSAGE], "str": lambda: str(obj)[:MAX_MESSAGE],
+        value = {"repr": lambda: repr(obj)[:wire.MAX_MESSAGE], "str": lambda: str(obj)[:wire.MAX_MESSAGE],
                  "len": lambda: len(obj), "bool": lambda: bool(obj)}[what]()
         return {"value": self._encode(value, out)}
 
@@ -648,7 +647,7 @@ def _describe(exc: BaseException, impl_root: Path | None) -> dict:
     if not isinstance(exc, Exception):
         builtin = "RuntimeError"  # SystemExit and the like end no trusted process
     try:
-        message = str(exc)[:MAX_MESSAGE]
+        message = wire.bounded_message(str(exc))
     except BaseException:  # noqa: BLE001 - a message that cannot be made is not one
         message = "<the exception's message could not be made>"
     where: list[str] = []
@@ -661,4 +660,4 @@ def _describe(exc: BaseException, impl_root: Path | None) -> dict:
             "module": str(type(exc).__module__)[:200], "qualname": type(exc).__qualname__[:200],
             "stub": stub, "missing": isinstance(exc, MissingImplementation),
             "import_failed": isinstance(exc, ImplementationError),
-            "where": "\n".join(where)[:MAX_MESSAGE], "raised": raised_id(exc)}
+            "where": "\n".join(where)[:wire.MAX_MESSAGE], "raised": raised_id(exc)}

@@ -27,6 +27,19 @@ MAX_FRAME = 1 << 30  # a gibibyte: larger than any exercise's tensors, small eno
 _LENGTH = struct.Struct("!Q")
 
 
+# The most characters of an exception's message that cross (and of an object's repr).
+MAX_MESSAGE = 16_000
+
+
+def bounded_message(text: str) -> str:
+    """``text`` in at most about ``MAX_MESSAGE`` characters: a longer one keeps its start and its
+    end (TensorFlow's "Graph execution error" names what failed after a traceback of where each
+    op was made, which is longer in the submission's process than in the tests')."""
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[:MAX_MESSAGE // 2]}\n[...]\n{text[-(MAX_MESSAGE // 2):]}"
+
+
 class WireError(Exception):
     """A frame that is not one this protocol writes (torn, oversized, or of an unknown shape)."""
 

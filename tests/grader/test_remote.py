@@ -289,6 +289,9 @@ MODULE = textwrap.dedent('''
     def takes_iterable(values):
         return [v * 2 for v in values]
 
+    def long_error():
+        raise ValueError(("where it was made" + chr(10)) * 5000 + "decay must be in [0, 1]")
+
     def sets_of(values):
         return set(values), frozenset(values), {v: 0 for v in values}.keys()
 
@@ -820,6 +823,14 @@ def test_a_tests_function_is_a_function_there_and_its_callable_object_is_not(mod
     # As in one process: a LambdaLR saves the state of a callable object it holds, none of a function.
     assert module.is_a_function(lambda x: x) is True
     assert module.is_a_function(_Scale()) is False
+
+
+def test_a_long_exception_message_keeps_its_start_and_its_end(module):
+    with pytest.raises(ValueError) as raised:
+        module.long_error()
+    message = str(raised.value)
+    assert message.startswith("where it was made") and "decay must be in [0, 1]" in message[-200:]
+    assert len(message) < 20_000
 
 
 def test_sets_and_a_dicts_keys_come_back_as_their_own_kinds(module):
