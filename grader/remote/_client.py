@@ -1010,6 +1010,18 @@ def _tests_exception_class(module: Any, qualname: Any) -> type | None:
     return None
 
 
+def _tensorflow_error(module: Any, qualname: Any, message: str) -> BaseException | None:
+    """One of TensorFlow's op errors (``tf.errors.InvalidArgumentError``...) raised there, as that
+    class here with its message; None for any other exception, or where TensorFlow is not loaded."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None or module != "tensorflow.python.framework.errors_impl" or type(qualname) is not str:
+        return None
+    cls = getattr(tf.errors, qualname, None)
+    if not (isinstance(cls, type) and issubclass(cls, tf.errors.OpError)):
+        return None
+    return cls(None, None, message)
+
+
 def _rebuilt_exception(error: Any) -> BaseException:
     """The executor's exception as raised here: of the built-in class it derives from (a class
     of that name deriving from it when the executor's was not built-in), with its message."""
@@ -1028,6 +1040,8 @@ def _rebuilt_exception(error: Any) -> BaseException:
     base = getattr(builtins, base_name, None)
     if not (isinstance(base, type) and issubclass(base, Exception)):
         base = Exception
+    if (op_error := _tensorflow_error(error.get("module"), error.get("qualname"), message)) is not None:
+        return op_error
     tests = _tests_exception_class(error.get("module"), error.get("qualname"))
     if tests is not None:  # a test's own exception, raised there by a module of the test's
         cls = tests

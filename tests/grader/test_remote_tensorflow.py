@@ -54,6 +54,9 @@ def shout(s):
 
 def resource_dtype():
     return tf.resource
+
+def bad_decay(decay):
+    tf.debugging.assert_less_equal(decay, 1.0, message="decay must be in [0, 1]")
 '''
 
 DRIVER = '''
@@ -113,6 +116,14 @@ else:
 assert var.numpy().tolist() == [[6.0, 7.0]]
 made = module.new_variable(x)
 assert isinstance(made, tf.Variable) and made is not x and made.numpy().tolist() == [1.0, 2.0]
+
+# TensorFlow's op errors come back as their own class, with their message.
+try:
+    module.bad_decay(tf.constant(1.5))
+except tf.errors.InvalidArgumentError as exc:
+    assert "decay must be in [0, 1]" in exc.message, exc.message
+else:
+    raise AssertionError("no InvalidArgumentError")
 
 # A tensor placed on the second logical CPU is there in the call too.
 with tf.device("/CPU:1"):
