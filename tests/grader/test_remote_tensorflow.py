@@ -136,6 +136,7 @@ print("all held")
 '''
 
 
+@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
 def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
     path = tmp_path / "tensorflow" / "basics" / "tensors_and_variables.py"
     path.parent.mkdir(parents=True)
