@@ -286,8 +286,7 @@ class _Executor:
                 return node
             if isinstance(value, torch.Tensor):
                 outputs.append(value)
-            elif watched is not None and wire.is_tf_value(value) and not isinstance(
-                    value, sys.modules["tensorflow"].Variable) and value.dtype.name in wire.TF_DTYPES:
+            elif watched is not None and wire.is_tf_output(value):
                 tf_outputs.append(value)  # numbered as the trusted side decodes them
             return None
 

@@ -21,6 +21,7 @@ import weakref
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._sync import replace_tensors
 
 
 def _differentiable(t) -> bool:
@@ -70,8 +71,6 @@ def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
 
     made = call(*inputs)
     made = made if isinstance(made, (tuple, list)) else (made,)
-    from grader.remote._sync import replace_tensors
-
     swap = {id(t): b for t, b in zip(holder["outputs"], made)}  # a lone output comes back as one
     return replace_tensors(holder["result"], swap), holder["reply"]
 

@@ -17,6 +17,7 @@ import json
 import math
 import socket
 import struct
+import sys
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -202,22 +203,20 @@ def renumbered(node: Any, offset: int) -> Any:
 
 
 def _torch_if_loaded():
-    import sys
-
     return sys.modules.get("torch")
 
 
 def _numpy_if_loaded():
-    import sys
-
     return sys.modules.get("numpy")
 
 
 # ----------------------------------------------------------------------------- TensorFlow values
 
-# The dtypes whose tensors and variables cross as data (strings, resources and variants do not).
+# The dtypes whose tensors and variables cross as raw data; string tensors cross element by
+# element; resources and variants do not cross (a handle stands for them).
 TF_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
+_TF_CARRIED = TF_DTYPES | {"string"}
 TF_KINDS = frozenset({"tf_tensor", "tf_variable", "tf_dtype"})
 
 
@@ -236,6 +235,13 @@ def is_tf_value(value: Any) -> bool:
     return isinstance(value, (tf.Tensor, tf.Variable)) and not tf.is_symbolic_tensor(value)
 
 
+def is_tf_output(value: Any) -> bool:
+    """Whether ``value`` is an eager tensor (not a variable) whose values cross as raw data: what
+    both sides number among a call's results for a test's tape (``grader.remote._tfgrad``)."""
+    return is_tf_value(value) and value.dtype.name in TF_DTYPES and not isinstance(
+        value, sys.modules["tensorflow"].Variable)
+
+
 def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     """The node of an eager tensor or a ``tf.Variable`` of a dtype in ``TF_DTYPES`` (its data, dtype,
     shape and device; a variable's name and whether it is trainable too), of a ``tf.DType``; None for
@@ -243,7 +249,7 @@ def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     import tensorflow as tf
 
     if type(value) is tf.DType:
-        return {"k": "tf_dtype", "v": value.name} if value.name in TF_DTYPES | {"string"} else None
+        return {"k": "tf_dtype", "v": value.name} if value.name in _TF_CARRIED else None
     if isinstance(value, tf.Variable):
         if value.dtype.name not in TF_DTYPES:
             return None
@@ -281,7 +287,7 @@ def _decode_tf_strings(node: dict, blobs: list[bytes]):
 def _tf_dtype(name: Any):
     import tensorflow as tf
 
-    if _str(name) not in TF_DTYPES | {"string"}:
+    if _str(name) not in _TF_CARRIED:
         raise WireError(f"a TensorFlow dtype {name!r} that is not carried")
     return tf.as_dtype(name)
 
@@ -329,17 +335,14 @@ def decode_tf(node: dict, blobs: list[bytes]) -> Any:
             return tf.Variable(value, trainable=node["trainable"] is True, name=name or None)
     if node["dtype"] == "string":
         made = _decode_tf_strings(node, blobs)
-        if (device := _tf_device(node["device"])) is not None:
-            with tf.device(device):
-                made = tf.identity(made)
-        return made
-    dtype = _tf_dtype(node["dtype"])
-    shape = [_dim(d) for d in as_list(node["shape"])]
-    data = _blob(blobs, node["blob"])
-    numpy_dtype = np.dtype(dtype.as_numpy_dtype)
-    if len(data) != math.prod(shape) * numpy_dtype.itemsize:
-        raise WireError(f"tensor data of {len(data)} bytes for {math.prod(shape)} {dtype.name} elements")
-    made = tf.constant(np.frombuffer(bytearray(data), dtype=numpy_dtype).reshape(shape), dtype=dtype)
+    else:
+        dtype = _tf_dtype(node["dtype"])
+        shape = [_dim(d) for d in as_list(node["shape"])]
+        data = _blob(blobs, node["blob"])
+        numpy_dtype = np.dtype(dtype.as_numpy_dtype)
+        if len(data) != math.prod(shape) * numpy_dtype.itemsize:
+            raise WireError(f"tensor data of {len(data)} bytes for {math.prod(shape)} {dtype.name} elements")
+        made = tf.constant(np.frombuffer(bytearray(data), dtype=numpy_dtype).reshape(shape), dtype=dtype)
     if (device := _tf_device(node["device"])) is not None:
         with tf.device(device):
             made = tf.identity(made)  # placed there, as the tensor sent was
@@ -500,12 +503,10 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
         if kind == "ndarray":
             return _decode_array(node, blobs)
         if kind in TF_KINDS:
-            import sys
-
             if "tensorflow" not in sys.modules:  # never sent to a process that has no TensorFlow test
                 raise WireError("a TensorFlow value where TensorFlow is not loaded")
             value = decode_tf(node, blobs)
-            if tf_tensors is not None and kind == "tf_tensor" and node["dtype"] != "string":
+            if tf_tensors is not None and is_tf_output(value):
                 tf_tensors.append(value)
             return value
         if kind == "dtype":
