@@ -341,15 +341,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: int, key_fd: int,
                          exercises: list[str], select: dict[str, list[str]], deselect: list[str],
                          exitfirst: bool, until_failed: dict[str, list[list[str]]], shrink: bool,
-                         start_word: str | None = None) -> None:
+                         test_timeout: float, start_word: str | None = None) -> None:
     """Make the session a fork server collected (every exercise it serves, nothing run yet) one
     grading child's, in the child forked for it, before its tests run: the submission in
     ``impl_root``, records to ``report_fd`` signed with the key on ``key_fd``, only the tests of
     ``exercises`` that ``select`` (as ``--select-test``) keeps and ``deselect`` (node ids, as
     ``--deselect``) does not name, pytest's ``--exitfirst`` when ``exitfirst``, and
     ``until_failed``'s groups (as ``--until-failed``), failing examples shrunk unless ``shrink``
-    is false (as ``--no-shrink``), and no test before the word on ``start_word`` (as
-    ``--start-word``)."""
+    is false (as ``--no-shrink``), each test within ``test_timeout`` seconds (as
+    ``--test-timeout``), and no test before the word on ``start_word`` (as ``--start-word``)."""
     global _MAIN_PID
     _MAIN_PID = os.getpid()
     config = session.config
@@ -358,6 +358,7 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
                                               [catalog.get_exercise(ex_id) for ex_id in exercises])
     config.stash[_REPORT] = records.writer(report_fd, key_fd)
     config.option.maxfail = 1 if exitfirst else 0
+    config.stash[_TEST_TIMEOUT] = test_timeout
     config.stash[_UNTIL_FAILED] = UntilFailed(until_failed) if until_failed else None
     _emit(config, {"event": records.Event.SANDBOX, **_sandbox_facts()})
     wanted, dropped = set(exercises), set(deselect)

@@ -1,16 +1,17 @@
 """A fork server for grading children: pay the imports and the collection once per batch, not per child.
 
-``python -m grader.engine.forkserver FD POLICY SESSION MODULE ...`` imports the named modules (pytest,
+``python -m grader.engine.forkserver FD SESSION MODULE ...`` imports the named modules (pytest,
 hypothesis, torch and/or tensorflow), starts the pytest session of the command line SESSION (a
 JSON list) and collects its tests, runs no test and no tensor op (a process that ran
 multithreaded torch or TF ops cannot fork safely), prints ``ready`` and then, in place of the
 session's test loop, serves requests on FD, one end of a socket pair the grader made: there is
 no socket file, so no grading child (nor anyone else) can reach the server, and the server checks
 that its peer is the grader's user. Each request carries an environment, the child's staged work
-directory and four descriptors (output, report pipe, key pipe, and the socket the server answers
-on). The jail is the server's: ``POLICY`` (``grader.engine.jail``), fixed when the server starts,
-with only the work directory taken from the request, and only one the grader staged
-(``valid_workdir``). The server forks one child per request; the child starts a new session,
+directory, the jail it is graded in (a ``grader.engine.jail`` policy: limits, what it may read) and
+four descriptors (output, report pipe, key pipe, and the socket the server answers on). Only the
+grader can send one (see above), and only a work directory the grader staged is taken
+(``valid_workdir``): one server serves every submission of a grader process, whatever their limits
+and hidden paths. The server forks one child per request; the child starts a new session,
 takes the descriptors, replaces its environment, enters the jail (``grader.engine.jail.apply``),
 narrows the collected session to the tests its work directory's ``CHILD_OPTIONS`` name, with the
 submission they test (``grader.pytest_plugin.start_forked_session``), and runs pytest's own test
@@ -65,7 +66,7 @@ def valid_workdir(path: str) -> bool:
 CHILD_OPTIONS = "child.json"  # in the work directory: what ``start_forked_session`` takes, descriptors aside
 
 
-def _become_child(request: dict, policy: dict, fds: list[int]) -> dict:
+def _become_child(request: dict, fds: list[int]) -> dict:
     """In the forked child: take the request's descriptors, environment and jail, what a fresh
     grading child gets; return the child's options (``CHILD_OPTIONS``) with its descriptors."""
     os.setsid()
@@ -90,7 +91,7 @@ def _become_child(request: dict, policy: dict, fds: list[int]) -> dict:
     os.environ.update(request["env"])
     tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
     os.chdir(os.path.join(workdir, "rw", "cwd"))
-    jail.apply({**policy, "workdir": workdir})
+    jail.apply({**request["policy"], "workdir": workdir})
     sys.path[0] = os.getcwd()  # what `python -m pytest` run there would have
     return {**options, "report_fd": report, "key_fd": key}
 
@@ -101,7 +102,7 @@ def _peer_is_us(sock: socket.socket) -> bool:
     return uid == os.geteuid()
 
 
-def _serve(requests: socket.socket, policy: dict, ready: int) -> dict | None:
+def _serve(requests: socket.socket, ready: int) -> dict | None:
     """Say ``ready`` on the descriptor ``ready``, then fork a child per request on ``requests``.
     Returns in each child, jailed, with its options (``_become_child``); returns None in the
     server when stdin or the request socket closes (the grader is gone)."""
@@ -125,7 +126,8 @@ def _serve(requests: socket.socket, policy: dict, ready: int) -> dict | None:
                 return None  # the grader closed its end
             try:
                 request = json.loads(message)
-                ok = len(fds) == len(FD_NAMES) and valid_workdir(request["workdir"])
+                ok = (len(fds) == len(FD_NAMES) and valid_workdir(request["workdir"])
+                      and isinstance(request["policy"], dict))
             except (ValueError, KeyError, TypeError):
                 ok = False
             if not ok:
@@ -136,7 +138,7 @@ def _serve(requests: socket.socket, policy: dict, ready: int) -> dict | None:
             pid = os.fork()
             if pid == 0:
                 try:
-                    return _become_child(request, policy, fds)
+                    return _become_child(request, fds)
                 except BaseException:  # noqa: BLE001 - report anything, the child must not serve
                     import traceback
 
@@ -170,7 +172,7 @@ def _serve(requests: socket.socket, policy: dict, ready: int) -> dict | None:
                 reply.close()
 
 
-def _serving_plugin(requests: socket.socket, policy: dict, ready: int):
+def _serving_plugin(requests: socket.socket, ready: int):
     """The pytest plugin that turns the server's collected session into a loop of forks: its
     ``pytest_runtestloop`` serves requests, and in each child hands the session, narrowed to that
     child's tests (``grader.pytest_plugin.start_forked_session``), to pytest's own test loop."""
@@ -193,7 +195,7 @@ def _serving_plugin(requests: socket.socket, policy: dict, ready: int):
             pytest_plugin.encode_records(session.items)  # once here, not per child
             gc.collect()
             gc.freeze()  # children never collect (or copy, on write) what was loaded here
-            options = _serve(requests, policy, ready)
+            options = _serve(requests, ready)
             if options is None:
                 return True  # the grader is gone: no test runs in the server
             capture.start_global_capturing()
@@ -204,7 +206,7 @@ def _serving_plugin(requests: socket.socket, policy: dict, ready: int):
     return ServeRequests()
 
 
-def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None:
+def serve(fd: int, session: list[str], modules: list[str]) -> None:
     """Preload ``modules`` and collect the tests of the pytest command line ``session``, then fork
     a jailed child per request on the socket ``fd`` until stdin or that socket closes; each child
     runs its own tests of that one collected session."""
@@ -222,7 +224,7 @@ def serve(fd: int, policy: dict, session: list[str], modules: list[str]) -> None
     os.close(devnull)
     import pytest
 
-    plugin = _serving_plugin(requests, policy, ready)
+    plugin = _serving_plugin(requests, ready)
     code = 70
     try:
         code = int(pytest.main(session, plugins=[plugin]))
@@ -271,15 +273,15 @@ class ForkedChild:
 
 
 class ForkServer:
-    """A running fork server that preloads ``modules`` (e.g. ``("torch",)``) and jails its
-    children by ``policy``."""
+    """A running fork server that preloads ``modules`` (e.g. ``("torch",)``) and has the tests of
+    the pytest command line ``session`` collected."""
 
-    def __init__(self, modules: tuple[str, ...], env: dict[str, str], policy: dict, session: list[str]):
+    def __init__(self, modules: tuple[str, ...], env: dict[str, str], session: list[str]):
         self._requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "grader.engine.forkserver", str(theirs.fileno()),
-                 json.dumps(policy), json.dumps(list(session)), *modules],
+                 json.dumps(list(session)), *modules],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd="/",
                 pass_fds=(theirs.fileno(),))
         finally:
@@ -289,13 +291,14 @@ class ForkServer:
             self.close()
             raise RuntimeError(f"the fork server did not start (it said {line!r})")
 
-    def spawn(self, env: dict[str, str], workdir: Path, report_w: int, key_r: int) -> ForkedChild:
-        """Fork a grading child in ``workdir``'s jail that runs the tests its ``CHILD_OPTIONS``
-        file chooses (``grader.pytest_plugin.start_forked_session``'s keywords but the descriptors)."""
+    def spawn(self, env: dict[str, str], workdir: Path, policy: dict, report_w: int, key_r: int) -> ForkedChild:
+        """Fork a grading child, jailed by ``policy`` in ``workdir``, that runs the tests its
+        ``CHILD_OPTIONS`` file chooses (``grader.pytest_plugin.start_forked_session``'s keywords
+        but the descriptors)."""
         output_r, output_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            request = json.dumps({"env": env, "workdir": str(workdir)})
+            request = json.dumps({"env": env, "workdir": str(workdir), "policy": policy})
             socket.send_fds(self._requests, [request.encode()], [output_w, report_w, key_r,
                                                                  theirs.fileno()])
         except OSError:
@@ -325,15 +328,14 @@ _servers: dict[tuple, ForkServer] = {}
 _lock = threading.Lock()
 
 
-def server_for(modules: tuple[str, ...], env: dict[str, str], policy: dict,
-               session: list[str]) -> ForkServer:
+def server_for(modules: tuple[str, ...], env: dict[str, str], session: list[str]) -> ForkServer:
     """The shared fork server preloading ``modules``, with the tests of the pytest command line
-    ``session`` collected, and jailing by ``policy`` (started on first use, closed at exit)."""
-    key = (modules, json.dumps(policy, sort_keys=True), tuple(session))
+    ``session`` collected (started on first use, closed at exit)."""
+    key = (modules, json.dumps(env, sort_keys=True), tuple(session))
     with _lock:
         server = _servers.get(key)
         if server is None or not server.alive():
-            server = _servers[key] = ForkServer(modules, env, policy, session)
+            server = _servers[key] = ForkServer(modules, env, session)
         return server
 
 
@@ -346,4 +348,4 @@ def close_all() -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4:])
+    serve(int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:])

@@ -330,8 +330,9 @@ def outside_limit(test_s: float) -> float:
     return test_s + OUTSIDE_GRACE_S if test_s else 0.0
 
 
-def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> list[str]:
-    """The pytest command line that runs ``exercises``' tests staged in ``kit``, submission aside."""
+def _session(kit: Path, exercises: list[catalog.Exercise], test_s: float) -> list[str]:
+    """The pytest command line that runs ``exercises``' tests staged in ``kit``, each within
+    ``test_s`` seconds (0: no limit), submission aside."""
     # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
     # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
     # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
@@ -344,7 +345,7 @@ def _session(kit: Path, exercises: list[catalog.Exercise], limits: Limits) -> li
     return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler", "-p", "grader.pytest_plugin",
             "-p", "_hypothesis_pytestplugin", "--rootdir", str(kit),
-            "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(limits.test_s),
+            "-c", str(kit / "pyproject.toml"), "--grading", "--test-timeout", str(test_s),
             *(f"--warm-import={m}" for m in preload_modules(exercises)),
             *(str(kit / p.relative_to(catalog.KIT_ROOT)) for p in _test_sources(exercises))]
 
@@ -495,7 +496,8 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
             options = {"impl_root": str(impl), "exercises": [ex.id for ex in group],
                        "select": {ex_id: sorted(names) for ex_id, names in select.items()},
                        "deselect": done, "exitfirst": stop_at_first_failure,
-                       "until_failed": groups, "shrink": shrink, "start_word": start_word}
+                       "until_failed": groups, "shrink": shrink, "start_word": start_word,
+                       "test_timeout": limits.test_s}
             (work / forkserver.CHILD_OPTIONS).write_text(json.dumps(options), encoding="utf-8")
             args = []
         else:  # a pytest command line, the tests chosen in an @file (one argument a line)
@@ -506,7 +508,7 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
                 chosen.append("--no-shrink")
             (work / "tests.args").write_text("".join(
                 f"{a}\n" for a in [*chosen, *(f"--deselect={n}" for n in done)]), encoding="utf-8")
-            args = [*_session(kit, group, limits), "--impl-root", str(impl),
+            args = [*_session(kit, group, limits.test_s), "--impl-root", str(impl),
                     "--report-fd", "{report_fd}", "--report-key-fd", "{key_fd}",
                     *(["--start-word", start_word] if start_word is not None else []),
                     *(["--exitfirst"] if stop_at_first_failure else []), f"@{work / 'tests.args'}"]
@@ -626,16 +628,17 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
     if fork_for is not None:
         # The server accepts work directories in the temporary directory the grader stages in,
         # and reads the same kit as its children. It collects the tests of every exercise its
-        # preloaded frameworks serve, so that one server serves any selection of them.
+        # preloaded frameworks serve, and each request names its child's jail and limits, so that
+        # one server serves any selection of them under any limits.
         kit = Path(env["DRILLS_KIT_ROOT"])
         modules = preload_modules(fork_for)
         served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
         server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        server = forkserver.server_for(modules, server_env, policy, _session(kit, served, limits))
+        server = forkserver.server_for(modules, server_env, _session(kit, served, 0.0))
 
         def start():
-            return server.spawn(env, work, report_w, key_r)
+            return server.spawn(env, work, policy, report_w, key_r)
     else:
         cmd = [sys.executable, "-m", "grader.engine.jail", json.dumps({**policy, "workdir": str(work)}),
                "--", sys.executable, "-m", "pytest",

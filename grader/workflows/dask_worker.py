@@ -71,7 +71,7 @@ class GradingPlugin(WorkerPlugin):
     def grading(self, batch: str) -> Iterator[None]:
         """Around one task of ``batch``. The first task of a new batch on an idle worker closes
         the fork servers of the batches before it: each holds the frameworks in memory, and a
-        batch's jail (its client's folders, its limits) makes a fork server of its own."""
+        batch may need another (its exercises' frameworks, its client's copy of the kit's tests)."""
         with self._lock:
             if batch != self._last_batch and not +self._in_flight:
                 forkserver.close_all()

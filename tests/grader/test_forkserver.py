@@ -74,6 +74,21 @@ def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
     assert forkserver._servers and all(s.alive() for s in forkserver._servers.values())
     again = score_submission(catalog.KIT_ROOT / "solutions", [BROADCASTING.id], fork=True)
     assert again.score == again.max_score > 0
+    assert len(forkserver._servers) == 1  # the default limits, from the same server
+
+
+def test_each_child_of_one_server_is_jailed_by_the_limits_its_grading_names(tmp_path):
+    # The jail travels with each request, not with the server: one server, two process budgets.
+    threads = BROADCASTING.reference.read_text() + (
+        "\nimport threading, time\n"
+        "_SLEEPERS = [threading.Thread(target=time.sleep, args=(2,), daemon=True) for _ in range(48)]\n"
+        "for _t in _SLEEPERS:\n    _t.start()\n")
+    submission = make_submission(tmp_path / "threads", {BROADCASTING: threads})
+    tight = score_submission(submission, [BROADCASTING.id], fork=True, limits=Limits(nproc=24))
+    roomy = score_submission(submission, [BROADCASTING.id], fork=True, limits=Limits(nproc=128))
+    assert len(forkserver._servers) == 1
+    assert tight.score == 0 and "thread" in " ".join(t.message for t in tight.exercises[0].tests)
+    assert roomy.score == roomy.max_score > 0
 
 
 def test_a_child_killed_at_the_wall_clock_limit_scores_zero_with_the_reason(tmp_path):
@@ -102,10 +117,9 @@ def test_an_installed_extra_an_exercise_needs_is_preloaded_and_no_other():
 
 
 def _server() -> forkserver.ForkServer:
-    """A fork server for one exercise, started as the grader starts them (its policy aside)."""
+    """A fork server for one exercise, started as the grader starts them."""
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the plugins are named
-    return forkserver.ForkServer(preload_modules([BROADCASTING]), env, {},
-                                 _session(catalog.KIT_ROOT, [BROADCASTING], Limits()))
+    return forkserver.ForkServer(preload_modules([BROADCASTING]), env, _session(catalog.KIT_ROOT, [BROADCASTING], 0.0))
 
 
 def test_the_server_exits_when_the_grader_goes_away():
@@ -128,7 +142,7 @@ def test_the_server_has_no_socket_file_and_refuses_a_work_directory_it_did_not_s
             report_r, report_w = os.pipe()
             key_r, key_w = os.pipe()
             with pytest.raises(ConnectionError):
-                server.spawn({}, workdir, report_w, key_r)
+                server.spawn({}, workdir, {}, report_w, key_r)
             for fd in (report_r, report_w, key_r, key_w):
                 os.close(fd)
         assert server.alive()
