@@ -2,13 +2,10 @@
 
 import os
 
-import pytest
-
 # Wrong solutions and the bundled example are modules under test, never test files.
 collect_ignore_glob = ["solutions/*/*/wrong/*", "examples/*", ".venv/*", "bench/*"]
 
 
-@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a run without it (a learner's, a grading child) has no such hook
 def pytest_xdist_auto_num_workers(config):
     """``-n auto`` (``make test``): a worker more than the cores this process may run on. Some of
     the kit's tests mostly wait (out a hanging submission's limits, for a child to exit); the
