@@ -348,11 +348,16 @@ def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, bud
     (``read_baseline``): survivors already known, which still count against the score but are not
     new. ``on_mutant(ex_id, mutant, verdict)`` is called as each finishes.
     """
+    from grader.engine import forkserver
+
     with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
-        return [_run_exercise(catalog.get_exercise(ex_id), Path(tmp), sample=sample, seed=seed,
-                              budget_s=budget_s, jobs=jobs, wall_s=wall_s,
-                              known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
-                for ex_id in ids]
+        try:
+            return [_run_exercise(catalog.get_exercise(ex_id), Path(tmp), sample=sample, seed=seed,
+                                  budget_s=budget_s, jobs=jobs, wall_s=wall_s,
+                                  known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
+                    for ex_id in ids]
+        finally:
+            forkserver.close_all()
 
 
 def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, seed: int,
