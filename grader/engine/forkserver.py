@@ -10,9 +10,9 @@ that its peer is the grader's user. Each request carries an environment, the chi
 directory, the jail it is graded in (a ``grader.engine.jail`` policy: limits, what it may read) and
 four descriptors (output, report pipe, key pipe, and the socket the server answers on). Only the
 grader can send one (see above), and only a work directory the grader staged is taken
-(``valid_workdir``): one server serves every submission of a grader process, whatever their limits
-and hidden paths. The server forks one child per request; the child starts a new session,
-takes the descriptors, replaces its environment, enters the jail (``grader.engine.jail.apply``),
+(``valid_workdir``): one server serves submissions under any limits and hidden paths. The
+server forks one child per request; the child starts a new session, takes the descriptors,
+replaces its environment, enters the jail (``grader.engine.jail.apply``),
 narrows the collected session to the tests its work directory's ``CHILD_OPTIONS`` name, with the
 submission they test (``grader.pytest_plugin.start_forked_session``), and runs pytest's own test
 loop and the rest of the session. Every child is a fresh fork of a server that never ran a test:
