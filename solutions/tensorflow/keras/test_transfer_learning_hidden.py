@@ -2,7 +2,8 @@
 
 MobileNetV2 is built once per module, at its smallest input (32x32) and width (alpha=0.35), with
 random weights (``weights=None``: nothing is downloaded); each test gets it back with its first
-weights and every layer trainable. Small hand-made bases isolate single clauses quickly.
+weights and every layer trainable (and the model ``unfreeze_top`` is tested on, around it, as it
+was built). Small hand-made bases isolate single clauses quickly.
 """
 
 from __future__ import annotations
@@ -35,6 +36,25 @@ def mobilenet(mobilenet_once):
     for variable, value in zip(base.weights, weights):
         variable.assign(value)
     return base
+
+
+@pytest.fixture(scope="module")
+def documented_mobilenet_once(mobilenet_once):
+    # Building it calls MobileNet once (most of a second): once per module, not per test.
+    model = documented_model(mobilenet_once[0], 2)
+    return model, list(model.layers)
+
+
+@pytest.fixture
+def documented_mobilenet(mobilenet, documented_mobilenet_once):
+    """``documented_model(mobilenet, 2)`` as it is built: the base frozen, the model and its head
+    trainable. Built again if a test left other layers in it."""
+    model, layers = documented_mobilenet_once
+    if list(model.layers) != layers:
+        return documented_model(mobilenet, 2)
+    model.trainable = True  # reaches every layer inside it, the base's too
+    mobilenet.trainable = False
+    return model
 
 
 class TrainingFlags(keras.layers.Layer):
@@ -202,9 +222,9 @@ def test_mobilenet_train_base_unfreezes_all_but_batchnorm(impl, mobilenet):
 
 
 @pytest.mark.parametrize("n", [0, 1, 9, 40, "all"])
-def test_unfreeze_top_on_mobilenet(impl, mobilenet, n):
+def test_unfreeze_top_on_mobilenet(impl, mobilenet, documented_mobilenet, n):
     n = len(mobilenet.layers) if n == "all" else n
-    model = documented_model(mobilenet, 2)
+    model = documented_mobilenet
     name = f"unfreeze_top(model on MobileNetV2 with {len(mobilenet.layers)} layers, n={n})"
     assert impl.unfreeze_top(model, n) is None, f"{name} should return None (it works in place)"
     top = mobilenet.layers[len(mobilenet.layers) - n:]
