@@ -377,7 +377,7 @@ def test_a_missing_rank_fails_within_timeout_s(impl, ranks):
         ranks.run(impl.ddp_worker, lambda rank, init_method: (
             (1, WORLD, init_method),
             dict(model=make_model(0), dataset=make_dataset(4), epochs=1, batch_size=2, lr=LR, timeout_s=2.0)),
-            ranks=1, timeout_s=25.0)
+            ranks=1, timeout_s=15.0)
     assert failed.value.raised is not None, (
-        "rank 1 of 2, alone, was still waiting for rank 0 after 25 s with timeout_s=2.0: the process "
+        "rank 1 of 2, alone, was still waiting for rank 0 after 15 s with timeout_s=2.0: the process "
         "group must be joined with timeout=timedelta(seconds=timeout_s)\n" + str(failed.value))
