@@ -232,10 +232,14 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     read the catalog or start a thread; and what an installed optional extra they need loads
     lazily (``_EXTRA_MODULES``)."""
     frameworks = {ex.framework for ex in exercises}
-    modules = ["pytest", "_hypothesis_pytestplugin", "hypothesis", "numpy"]
+    # numpy.testing, hypothesis's optimiser and torch's schema check mode: loaded lazily on a
+    # test's first `np.testing`, `target()` and dispatch mode, in every child that runs one.
+    modules = ["pytest", "_hypothesis_pytestplugin", "hypothesis", "hypothesis.internal.conjecture.optimiser",
+               "numpy", "numpy.testing"]
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
-                    "torch.func", "grader.checks", "grader.checks._strategies",
+                    "torch.func", "torch._subclasses.schema_check_mode", "grader.checks",
+                    "grader.checks._strategies",
                     "grader.remote", "grader.remote._executor"]  # for exercises graded apart
     if frameworks & {"tensorflow", "crossframework"}:
         modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
