@@ -193,7 +193,7 @@ def _serving_plugin(requests: socket.socket, ready: int):
             capture.stop_global_capturing()
             for item in session.items:
                 item.location  # noqa: B018 - a cached property pytest fills per test: once here, not per child
-            pytest_plugin.encode_records(session.items)  # once here, not per child
+            pytest_plugin.index_session(session)  # once here, not per child
             gc.collect()
             gc.freeze()  # children never collect (or copy, on write) what was loaded here
             options = _serve(requests, ready)
