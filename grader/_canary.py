@@ -10,9 +10,12 @@ same process as its tests, so this is how a patched comparison or report is caug
 from __future__ import annotations
 
 import builtins
+import gc
 import importlib
+import operator
 import sys
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 FRAMEWORKS = ("pytorch", "tensorflow")  # whose check libraries' behaviour ``check`` can prove
@@ -65,6 +68,41 @@ _plugins: set[int] = set()
 _module_globals: list[tuple[Any, dict[str, Any]]] = []
 
 
+@dataclass(frozen=True)
+class _Quick:
+    """The snapshot laid out for one pass of C-level identity comparisons (``_unchanged``):
+    after every test, ``check`` spends a few microseconds where nothing changed, not a Python
+    loop over every watched name (0.2 ms a test in a grading child, its caches cold). Anything
+    it does not find as it was sends ``check`` to its full comparison, which says what changed."""
+
+    module_paths: tuple[str, ...]  # owners found in sys.modules, and those modules then
+    modules: tuple[Any, ...]
+    attributes: tuple[tuple[str, str, Any], ...]  # other owners: (module, attribute, the owner then)
+    mros: tuple[tuple[type, tuple[type, ...]], ...]  # class owners and their MRO then
+    # Per watched name: the namespace that holds it (a module's dict, or the dict of the class
+    # of its owner's MRO that defines it), the name, and its value then.
+    namespaces: tuple[dict[str, Any], ...]
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+    shadows: tuple[tuple[dict[str, Any], frozenset[str]], ...]  # an MRO's classes before the definer: none of the names
+    functions: tuple[Any, ...]  # watched Python functions, and their code then
+    codes: tuple[Any, ...]
+    slow: bool  # some watched name lies outside its owner's namespace (a module __getattr__)
+    module_globals: dict[int, tuple[dict[str, Any], tuple[str, ...], tuple[Any, ...]]]  # by id(test module)
+
+
+def _namespace(owner: Any) -> dict[str, Any] | None:
+    """The dict that holds ``owner``'s attributes: a class's ``vars`` is a read-only view of it,
+    which ``dict.get`` cannot take."""
+    found = vars(owner)
+    if not isinstance(found, dict):
+        found = next((r for r in gc.get_referents(found) if isinstance(r, dict)), None)
+    return found
+
+
+_quick: _Quick | None = None
+
+
 def _resolve(path: str) -> Any:
     module_name, _, attr = path.rpartition(".")
     if path in sys.modules:
@@ -114,6 +152,59 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
             if value is not None:
                 _snapshot[(owner_path, name)] = (value, getattr(value, "__code__", None))
     _plugins.update(id(p) for p in pluginmanager.get_plugins())
+    global _quick
+    _quick = _lay_out()
+
+
+def _lay_out() -> _Quick:
+    owners = {path: builtins if path == "builtins" else _resolve(path) for path, _ in _snapshot}
+    in_modules = {path: owner for path, owner in owners.items() if sys.modules.get(path) is owner}
+    attributes = tuple((path.rpartition(".")[0], path.rpartition(".")[2], owner)
+                       for path, owner in owners.items() if path not in in_modules and path != "builtins")
+    namespaces, names, values, slow = [], [], [], False
+    shadows: dict[int, tuple[dict[str, Any], set[str]]] = {}
+    for (path, name), (value, _) in _snapshot.items():
+        owner = owners[path]
+        mro = owner.__mro__ if isinstance(owner, type) else (owner,)
+        defining = next((k for k in mro if name in vars(k)), None)
+        namespace = _namespace(defining) if defining is not None else None
+        if namespace is None or namespace.get(name) is not value:
+            slow = True
+            continue
+        namespaces.append(namespace)
+        names.append(name)
+        values.append(value)
+        for before in mro[:mro.index(defining)]:
+            shadows.setdefault(id(before), (_namespace(before), set()))[1].add(name)
+    with_code = [(value, code) for value, code in _snapshot.values() if code is not None]
+    return _Quick(
+        module_paths=tuple(in_modules), modules=tuple(in_modules.values()), attributes=attributes,
+        mros=tuple((o, o.__mro__) for o in owners.values() if isinstance(o, type)),
+        namespaces=tuple(namespaces), names=tuple(names), values=tuple(values),
+        shadows=tuple((namespace, frozenset(names)) for namespace, names in shadows.values() if namespace is not None),
+        functions=tuple(f for f, _ in with_code), codes=tuple(c for _, c in with_code), slow=slow,
+        module_globals={id(m): (vars(m), tuple(names), tuple(names.values())) for m, names in _module_globals})
+
+
+def _same(now, then) -> bool:
+    return len(now) == len(then) and all(map(operator.is_, now, then))
+
+
+def _unchanged(quick: _Quick, pluginmanager: Any, module: Any) -> bool:
+    """Whether every watched name, the globals of the test module ``module`` (None: of every
+    test module) and the registered plugins are as ``snapshot()`` found them."""
+    is_ = operator.is_
+    if not (not quick.slow
+            and all(map(is_, map(sys.modules.get, quick.module_paths), quick.modules))
+            and all(getattr(sys.modules.get(m), a, None) is o for m, a, o in quick.attributes)
+            and all(_same(o.__mro__, mro) for o, mro in quick.mros)
+            and all(map(is_, map(dict.get, quick.namespaces, quick.names), quick.values))
+            and not any(any(map(namespace.__contains__, names)) for namespace, names in quick.shadows)
+            and all(map(is_, map(operator.attrgetter("__code__"), quick.functions), quick.codes))
+            and _plugins.issuperset(map(id, pluginmanager.get_plugins()))):
+        return False
+    tested = quick.module_globals.values() if module is None else [quick.module_globals.get(id(module))]
+    return all(entry is None or all(map(is_, map(entry[0].get, entry[1]), entry[2])) for entry in tested)
 
 
 def _behaviour(frameworks: Collection[str]) -> list[str]:
@@ -193,6 +284,19 @@ def check(pluginmanager: Any, *, behaviour: Collection[str] = FRAMEWORKS, module
     """
     if not _snapshot:
         return []
+    unchanged = _quick is not None and _unchanged(_quick, pluginmanager, module)
+    problems = [] if unchanged else _changed(pluginmanager, module)
+    if not behaviour:
+        return problems
+    try:
+        problems.extend(_behaviour(behaviour))
+    except Exception as exc:  # noqa: BLE001 - a broken check is itself tampering
+        problems.append(f"a canary check raised {type(exc).__name__}: {exc}")
+    return problems
+
+
+def _changed(pluginmanager: Any, module: Any) -> list[str]:
+    """What ``check`` reports changed since ``snapshot()``, behaviour aside."""
     problems = []
     owners: dict[str, Any] = {}  # after every test: each owner resolved once, not once per name
     for (owner_path, name), (value, code) in _snapshot.items():
@@ -214,12 +318,6 @@ def check(pluginmanager: Any, *, behaviour: Collection[str] = FRAMEWORKS, module
     added = [type(p).__name__ for p in pluginmanager.get_plugins() if id(p) not in _plugins]
     if added:
         problems.append(f"pytest plugin(s) registered by submitted code: {', '.join(added)}")
-    if not behaviour:
-        return problems
-    try:
-        problems.extend(_behaviour(behaviour))
-    except Exception as exc:  # noqa: BLE001 - a broken check is itself tampering
-        problems.append(f"a canary check raised {type(exc).__name__}: {exc}")
     return problems
 
 
