@@ -11,7 +11,8 @@ directory, the jail it is graded in (a ``grader.engine.jail`` policy: limits, wh
 four descriptors (output, report pipe, key pipe, and the socket the server answers on). Only the
 grader can send one (see above), and only a work directory the grader staged is taken
 (``valid_workdir``): one server serves submissions under any limits and hidden paths. The
-server forks one child per request; the child starts a new session, takes the descriptors,
+server forks one child per request (where the jail is ``full``, as the first process of a PID
+namespace of its own); the child starts a new session, takes the descriptors,
 replaces its environment, enters the jail (``grader.engine.jail.apply``),
 narrows the collected session to the tests its work directory's ``CHILD_OPTIONS`` name, with the
 submission they test (``grader.pytest_plugin.start_forked_session``), and runs pytest's own test
@@ -70,9 +71,11 @@ def valid_workdir(path: str) -> bool:
 CHILD_OPTIONS = "child.json"  # in the work directory: what ``start_forked_session`` takes, descriptors aside
 
 
-def _become_child(request: dict, fds: list[int]) -> dict:
+def _become_child(request: dict, fds: list[int], first_of_pid_namespace: bool) -> dict:
     """In the forked child: take the request's descriptors, environment and jail, what a fresh
-    grading child gets; return the child's options (``CHILD_OPTIONS``) with its descriptors."""
+    grading child gets; return the child's options (``CHILD_OPTIONS``) with its descriptors.
+    ``first_of_pid_namespace``: the server forked it as the first process of a PID namespace
+    (``grader.engine.jail.fork_first_of_pid_namespace``)."""
     os.setsid()
     die_with_parent()  # a child never outlives its server
     for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
@@ -92,7 +95,7 @@ def _become_child(request: dict, fds: list[int]) -> dict:
     os.environ.update(request["env"])
     tempfile.tempdir = None  # the server's may be cached; the child's TMPDIR differs
     os.chdir(os.path.join(workdir, "rw", "cwd"))
-    jail.apply({**request["policy"], "workdir": workdir})
+    jail.apply({**request["policy"], "workdir": workdir}, first_of_pid_namespace=first_of_pid_namespace)
     sys.path[0] = os.getcwd()  # what `python -m pytest` run there would have
     return {**options, "report_fd": report, "key_fd": key}
 
@@ -107,6 +110,10 @@ def _serve(requests: socket.socket, ready: int) -> dict | None:
     """Say ``ready`` on the descriptor ``ready``, then fork a child per request on ``requests``.
     Returns in each child, jailed, with its options (``_become_child``); returns None in the
     server when stdin or the request socket closes (the grader is gone)."""
+    # Where the jail is full, each child is forked the first process of a PID namespace of its
+    # own: the jail then needs no second fork. Its exit status reads as the jail process's would.
+    in_namespace = jail.level() == "full"
+    fork = jail.fork_first_of_pid_namespace if in_namespace else os.fork
     os.write(ready, b"ready\n")
     os.close(ready)
     clients: dict[int, socket.socket] = {}  # child pid -> the socket to answer on
@@ -136,10 +143,10 @@ def _serve(requests: socket.socket, ready: int) -> dict | None:
                     os.close(fd_)
                 continue
             sys.stdout.flush()
-            pid = os.fork()
+            pid = fork()
             if pid == 0:
                 try:
-                    return _become_child(request, fds)
+                    return _become_child(request, fds, in_namespace)
                 except BaseException:  # noqa: BLE001 - report anything, the child must not serve
                     import traceback
 
@@ -165,7 +172,10 @@ def _serve(requests: socket.socket, ready: int) -> dict | None:
                 os.close(exits.pop(pid))
             reply = clients.pop(pid, None)
             if reply is not None:
-                code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                if os.WIFSIGNALED(status):
+                    code = 128 + os.WTERMSIG(status) if in_namespace else -os.WTERMSIG(status)
+                else:
+                    code = os.WEXITSTATUS(status)
                 try:
                     reply.sendall(f"exit {code}\n".encode())
                 except OSError:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.engine import forkserver
+from grader.engine import forkserver, jail
 from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
@@ -89,6 +89,44 @@ def test_each_child_of_one_server_is_jailed_by_the_limits_its_grading_names(tmp_
     assert len(forkserver._servers) == 1
     assert tight.score == 0 and "thread" in " ".join(t.message for t in tight.exercises[0].tests)
     assert roomy.score == roomy.max_score > 0
+
+
+SAYS_WHAT_IT_SEES = """
+import os
+import time
+
+time.sleep(3)  # long enough for the other child to be running too
+_SEEN = f"pid {os.getpid()}, processes {sorted(int(p) for p in os.listdir('/proc') if p.isdigit())}"
+
+
+def pairwise_sq_dists(a, b):
+    raise RuntimeError(_SEEN)
+"""
+
+
+@pytest.mark.skipif(jail.level() != "full", reason="PID namespaces need the full jail (root with CAP_SYS_ADMIN)")
+def test_children_of_one_server_running_at_once_each_are_the_first_process_of_a_pid_namespace_of_their_own(
+        tmp_path):
+    # The server forks each child into a new PID namespace, then goes back to its own: were a
+    # child forked into another's, it would not be pid 1, and would see the other's processes;
+    # one forked into a namespace whose first process has ended could not be forked at all.
+    submissions = [make_submission(tmp_path / f"sub{i}", {BROADCASTING: SAYS_WHAT_IT_SEES}) for i in range(2)]
+    reports = []
+
+    def grade(submission: Path) -> None:
+        reports.append(score_submission(submission, [BROADCASTING.id], fork=True,
+                                        select={BROADCASTING.id: ["test_pairwise_small_example"]}))
+
+    graders = [threading.Thread(target=grade, args=(s,)) for s in submissions]
+    for t in graders:
+        t.start()
+    for t in graders:
+        t.join()
+    grade(submissions[0])  # and after they ended (their namespaces gone), the next child as well
+    assert len(forkserver._servers) == 1 and len(reports) == 3
+    for report in reports:
+        assert [t.message.splitlines()[0] for t in report.exercises[0].tests if t.status == "failed"] == [
+            "RuntimeError: pid 1, processes [1]"]
 
 
 def test_a_child_killed_at_the_wall_clock_limit_scores_zero_with_the_reason(tmp_path):
