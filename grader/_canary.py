@@ -77,7 +77,8 @@ class _Quick:
 
     module_paths: tuple[str, ...]  # owners found in sys.modules, and those modules then
     modules: tuple[Any, ...]
-    attributes: tuple[tuple[str, str, Any], ...]  # other owners: (module, attribute, the owner then)
+    # Other owners, not in sys.modules then (nor may they be now): (path, module, attribute, the owner then)
+    attributes: tuple[tuple[str, str, str, Any], ...]
     mros: tuple[tuple[type, tuple[type, ...]], ...]  # class owners and their MRO then
     # Per watched name: the namespace that holds it (a module's dict, or the dict of the class
     # of its owner's MRO that defines it), the name, and its value then.
@@ -159,7 +160,7 @@ def snapshot(pluginmanager: Any, test_modules: list[Any] = ()) -> None:
 def _lay_out() -> _Quick:
     owners = {path: builtins if path == "builtins" else _resolve(path) for path, _ in _snapshot}
     in_modules = {path: owner for path, owner in owners.items() if sys.modules.get(path) is owner}
-    attributes = tuple((path.rpartition(".")[0], path.rpartition(".")[2], owner)
+    attributes = tuple((path, *path.rpartition(".")[::2], owner)
                        for path, owner in owners.items() if path not in in_modules and path != "builtins")
     namespaces, names, values, slow = [], [], [], False
     shadows: dict[int, tuple[dict[str, Any], set[str]]] = {}
@@ -175,13 +176,16 @@ def _lay_out() -> _Quick:
         names.append(name)
         values.append(value)
         for before in mro[:mro.index(defining)]:
-            shadows.setdefault(id(before), (_namespace(before), set()))[1].add(name)
+            if (held := _namespace(before)) is None:
+                slow = True  # a class whose dict cannot be watched: the full comparison, every time
+            else:
+                shadows.setdefault(id(before), (held, set()))[1].add(name)
     with_code = [(value, code) for value, code in _snapshot.values() if code is not None]
     return _Quick(
         module_paths=tuple(in_modules), modules=tuple(in_modules.values()), attributes=attributes,
         mros=tuple((o, o.__mro__) for o in owners.values() if isinstance(o, type)),
         namespaces=tuple(namespaces), names=tuple(names), values=tuple(values),
-        shadows=tuple((namespace, frozenset(names)) for namespace, names in shadows.values() if namespace is not None),
+        shadows=tuple((namespace, frozenset(names)) for namespace, names in shadows.values()),
         functions=tuple(f for f, _ in with_code), codes=tuple(c for _, c in with_code), slow=slow,
         module_globals={id(m): (vars(m), tuple(names), tuple(names.values())) for m, names in _module_globals})
 
@@ -196,7 +200,8 @@ def _unchanged(quick: _Quick, pluginmanager: Any, module: Any) -> bool:
     is_ = operator.is_
     if not (not quick.slow
             and all(map(is_, map(sys.modules.get, quick.module_paths), quick.modules))
-            and all(getattr(sys.modules.get(m), a, None) is o for m, a, o in quick.attributes)
+            and all(path not in sys.modules and getattr(sys.modules.get(m), a, None) is o
+                    for path, m, a, o in quick.attributes)
             and all(_same(o.__mro__, mro) for o, mro in quick.mros)
             and all(map(is_, map(dict.get, quick.namespaces, quick.names), quick.values))
             and not any(any(map(namespace.__contains__, names)) for namespace, names in quick.shadows)

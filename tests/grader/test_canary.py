@@ -85,6 +85,9 @@ def _tamper(kind: str, monkeypatch, test_module) -> str:
         fake.__dict__.update({**vars(_compare), "assert_close": lambda *a, **k: None})
         monkeypatch.setitem(sys.modules, _compare.__name__, fake)
         return "grader.checks._compare.assert_close was replaced"
+    if kind == "owner put in sys.modules":  # what `_resolve` finds first for torch.Tensor
+        monkeypatch.setitem(sys.modules, "torch.Tensor", type("Tensor", (torch.Tensor,), {"__eq__": lambda *a: True}))
+        return "torch.Tensor.__eq__ was replaced"
     if kind == "owner class replaced":
         monkeypatch.setattr(torch, "Tensor", type("Tensor", (torch.Tensor,), {"__eq__": lambda *a: True}))
         return "torch.Tensor.__eq__ was replaced"
@@ -111,8 +114,8 @@ def _tamper(kind: str, monkeypatch, test_module) -> str:
 
 
 @pytest.mark.parametrize("kind", ["builtin", "classmethod", "shadowed in a subclass", "owner replaced in sys.modules",
-                                  "owner class replaced", "code swapped", "base class inserted", "test module global",
-                                  "plugin"])
+                                  "owner put in sys.modules", "owner class replaced", "code swapped",
+                                  "base class inserted", "test module global", "plugin"])
 def test_the_quick_pass_after_each_test_misses_no_kind_of_tampering(kind, monkeypatch, fresh_snapshot):
     import types
 
