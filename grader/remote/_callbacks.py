@@ -17,6 +17,7 @@ vector-Jacobian product.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -26,6 +27,7 @@ import weakref
 from functools import cache
 from typing import Any
 
+from grader.remote import _keras, _tfgrad
 from grader.remote import _wire as wire
 from grader.remote._kept import is_kept_kind
 from grader.remote._sync import replace_tensors, vector_jacobian
@@ -221,6 +223,7 @@ class Callbacks:
             if fn is not None and self.ids.get(id(fn)) == ident:
                 del self.ids[id(fn)]
             self.graphs.pop(ident, None)
+            self.executor.keras_layouts.forget(ident)
 
     def _vjp(self, message: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         """The vector-Jacobian product of a callback call; with ``create_graph``, a call of its
@@ -239,6 +242,23 @@ class Callbacks:
         self.graphs[call] = (list(inputs) + [g for g in sent if g.requires_grad], [g for g in result if g is not None])
         return {"answer": "callback", "value": executor.encode(result, out), "call": call}
 
+    def _tf_vjp(self, message: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        """The product of a TensorFlow callback call (``grader.remote._tfgrad.Recorded``); with
+        ``create_graph``, a call of its own, differentiable in the call's sources and in the
+        floating upstream tensors."""
+        recorded = self.graphs.get(message["callback_vjp"])
+        if not isinstance(recorded, _tfgrad.Recorded):
+            raise wire.WireError("the gradient of a call that recorded none")
+        more: list = []
+        upstream = self.executor.decode(message["grads"], blobs, tf_sources=more)
+        if message.get("create_graph") is not True:
+            return {"answer": "callback", "value": self.executor.encode(recorded.gradient(upstream), out)}
+        later, grads = recorded.differentiated(upstream, more)
+        value = self.executor.encode(grads, out, tf_outputs=later.outputs)
+        call = self.executor.new_id()
+        self.graphs[call] = later
+        return {"answer": "callback", "value": value, "call": call, "tf_outputs": len(later.outputs)}
+
     def serve(self, message: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         """Answer a callback call (or its vector-Jacobian product) from the executor. An
         ``Exception`` the test's function raised goes back to be raised there."""
@@ -247,24 +267,40 @@ class Callbacks:
         executor, out = self.executor, []
         try:
             if "callback_vjp" in message:
-                return self._vjp(message, blobs, out), out
+                return (self._tf_vjp if message.get("tf") is True else self._vjp)(message, blobs, out), out
             fn = self.function(message["callback"])
             if fn is None:  # a hook of an object freed here: removed with it
                 raise LookupError("a function of the tests that is gone")
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []
-            args = executor.decode(message["args"], blobs, grads=True, tensors=sent)
-            kwargs = executor.decode(message["kwargs"], blobs, grads=True, tensors=sent)
+            # Made for the submission's tape: the call is recorded on tapes of this side's.
+            tf_sources = [] if message.get("tf_grad_call") is True else None
+            args = executor.decode(message["args"], blobs, grads=True, tensors=sent, tf_sources=tf_sources)
+            kwargs = executor.decode(message["kwargs"], blobs, grads=True, tensors=sent, tf_sources=tf_sources)
+            layer_vids = wire.as_list(message.get("keras_sources", []))
+            recorded = None if tf_sources is None else _tfgrad.Recorded.new(
+                [*tf_sources, *executor.keras_layouts.sources(layer_vids)], accessed="keras_sources" in message)
             state = message["state"]
             executor.rng.take(wire.decode(state["rng"], blobs))
             shared = [executor.mirrors.tensor(tid) for tid in wire.as_list(message["grad_shared"])]
             autocast_on, autocast_dtype = state["autocast"]
             with torch.set_grad_enabled(bool(state["grad_enabled"])), \
                     torch.autocast("cpu", dtype=wire.decode(autocast_dtype, blobs), enabled=bool(autocast_on)):
-                result = fn(*args, **kwargs)
+                with contextlib.nullcontext() if recorded is None else recorded.recording():
+                    result = fn(*args, **kwargs)
             outputs: list = []
-            answer = {"answer": "callback", "value": executor.encode(result, out, outputs)}
-            if message.get("grad_call"):
+            answer = {"answer": "callback", "value": executor.encode(
+                result, out, outputs, tf_outputs=None if recorded is None else recorded.outputs)}
+            if (layout := executor.keras_layouts.changed_layout(fn, message["callback"], out)) is not None:
+                answer["keras_layout"] = layout  # the test's layer was built by this call
+                if recorded is not None:  # its new trainable variables: sources too, numbered as there
+                    recorded.sources += [executor.keras_variables.by_id[vid] for vid, _, trainable, _ in layout
+                                         if trainable and vid not in layer_vids]
+            if recorded is not None:
+                call = executor.new_id()
+                self.graphs[call] = recorded
+                answer["call"], answer["tf_outputs"] = call, len(recorded.outputs)
+            elif message.get("grad_call"):
                 call = executor.new_id()
                 self.graphs[call] = ([t for t in sent if t.requires_grad] + shared, outputs)
                 answer["call"] = call
@@ -335,6 +371,30 @@ class Caller:
         self.executor = executor
         self.stubs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self.dropped: list[int] = []  # sent with the next answer: the trusted side forgets them
+        self.keras_proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # call id -> proxy
+        self.keras_variables = _keras.Variables(self._keras_listed)  # those proxies' variables, by the test's ids
+
+    def keras_proxy(self, node: dict, blobs: list[bytes]) -> _keras.KerasProxy:
+        """The proxy of a test's Keras layer (one per layer while it is held), with the
+        variables the node lists."""
+        cid = node["i"]
+        proxy = self.keras_proxies.get(cid)
+        if proxy is None:
+            call = self.stub({"i": cid, "name": node.get("name")})
+            attribute = self.stub({"i": node["a"], "name": node.get("name")})
+            proxy = _keras.KerasProxy(lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
+                                      attribute)
+            self.keras_proxies[cid] = proxy
+            weakref.finalize(proxy, setattr, self.keras_variables, "unlisted", True)
+        _keras.take_layout(proxy, node["variables"], self.keras_variables, blobs)
+        return proxy
+
+    def _keras_listed(self) -> set[int]:
+        """The ids of the variables the live proxies list (the trusted side forgets the others
+        when it hears that their proxies' callbacks were dropped)."""
+        variables = self.keras_variables
+        return {variables.ident(v) for proxy in self.keras_proxies.values()
+                for v in object.__getattribute__(proxy, "_variables")}
 
     def stub(self, node: dict) -> Any:
         cid = node["i"]
@@ -352,18 +412,22 @@ class Caller:
         """Send ``message`` to the trusted side and wait for its answer, answering its own
         requests meanwhile."""
         executor = self.executor
+        message["keras"] = self.keras_variables.changes(blobs)
         wire.send(executor.sock, message, blobs)
         while True:
             header, got = wire.receive(executor.sock)
             if header.get("answer") == "callback":
+                self.keras_variables.take(header.get("keras"), got)
                 return header, got
             reply, out = executor.answer(header, got)
             wire.send(executor.sock, reply, out)
 
-    def call(self, cid: int, args: tuple, kwargs: dict) -> Any:
+    def call(self, cid: int, args: tuple, kwargs: dict, variables: list = ()) -> Any:
+        """The test's function ``cid`` called with ``args`` and ``kwargs``; ``variables``: those
+        of a Keras layer's proxy, which its call reads (``grader.remote._keras``)."""
         import torch
 
-        executor, out, sent = self.executor, [], []
+        executor, out, sent, tf_sources = self.executor, [], [], []
 
         def first(value: Any) -> dict | None:
             if isinstance(value, torch.Tensor) and executor.described.tensor_id(value) is not None:
@@ -372,6 +436,8 @@ class Caller:
                 return {"k": "callback", "i": cid}
             if isinstance(value, torch.Tensor):
                 sent.append(value)
+            elif wire.is_tf_source(value):
+                tf_sources.append(value)  # numbered as the trusted side decodes them
             return None
 
         def encode(value: Any) -> Any:
@@ -386,6 +452,13 @@ class Caller:
                                           wire.encode(torch.get_autocast_dtype("cpu"), out)],
                              "rng": wire.encode(executor.rng.now(), out)}}
         executor.described.take(None, [])
+        if (tf_sources or variables) and _tfgrad.recording():  # the submission's tape may be recording
+            message["tf_grad_call"], message["grad_shared"] = True, []
+            proxy = self.keras_proxies.get(cid)
+            if proxy is not None:  # a layer's call: its variables are sources too
+                message["keras_sources"] = [self.keras_variables.ident(v) for v in variables]
+            return _tfgrad.callback_call(self, message, out, [*tf_sources, *variables],
+                                         None if proxy is None else lambda: proxy.trainable_variables)
         shared = [(tid, t) for tid, t in executor.described.tensors.items() if t.requires_grad and t.is_leaf] \
             if grad else []
         message["grad_shared"] = [tid for tid, _ in shared]
@@ -399,15 +472,42 @@ class Caller:
         swap = {id(t): b for t, b in zip(holder["outputs"], bridged[1:], strict=True)}
         return replace_tensors(holder["result"], swap)
 
-    def _finish(self, message: dict, blobs: list[bytes], outputs: list | None = None) -> tuple[Any, dict]:
+    def _finish(self, message: dict, blobs: list[bytes], outputs: list | None = None,
+                tf_outputs: list | None = None) -> tuple[Any, dict]:
         executor = self.executor
         answer, got = self.exchange(message, blobs)
         if "push" in answer:  # a callback call (not a product of its backward)
             executor.described.take(answer["push"], got, self.stub)
             executor.rng.take(wire.decode(answer["rng"], got))
+        if "keras_layout" in answer:  # the test's layer made variables (built by the call)
+            proxy = self.keras_proxies.get(message.get("callback"))
+            if proxy is None:
+                raise wire.WireError("the variables of a layer that has no proxy here")
+            _keras.take_layout(proxy, answer["keras_layout"], self.keras_variables, got)
         if "error" in answer:
             raise raised_by_tests(rebuild_exception(answer["error"]), answer["error"])
-        return executor.decode(answer["value"], got, tensors=outputs), answer
+        return executor.decode(answer["value"], got, tensors=outputs, tf_tensors=tf_outputs), answer
+
+    def tf_vjp(self, call: int, upstream: tuple, inputs: list) -> list:
+        """Per input of the TensorFlow callback call ``call`` (``grader.remote._tfgrad``), the
+        gradient of its outputs weighted by ``upstream``; while a tape here records (the
+        submission differentiates that gradient again), an op of its own, of ``inputs`` and the
+        floating upstream tensors."""
+        out: list[bytes] = []
+        message = {"callback_vjp": call, "tf": True, "grads": wire.encode(list(upstream), out)}
+        if _tfgrad.recording():
+            message["create_graph"] = True
+            more = [u for u in upstream if wire.is_tf_source(u)]
+            grads = _tfgrad.callback_call(self, message, out, [*inputs, *more])
+        else:
+            answer, got = self.exchange(message, out)
+            if "error" in answer:
+                raise rebuild_exception(answer["error"])
+            grads = self.executor.decode(answer["value"], got)
+        try:
+            return _tfgrad.checked_gradients(grads, inputs)
+        except wire.WireError:
+            raise RuntimeError("the tests' process answered out of protocol (a gradient)") from None
 
     def vjp_graph(self, call: int, inputs: tuple, grads: tuple) -> list:
         """The vector-Jacobian product of callback ``call`` as a callback of its own (a backward

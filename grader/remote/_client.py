@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _patches, _probes, _rng, _tfgrad
+from grader.remote import _keras, _patches, _probes, _rng, _tfgrad
 from grader.remote import _wire as wire
 from grader.remote._callbacks import (
     Callbacks,
@@ -199,6 +199,9 @@ class Executor:
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
+        self.keras_variables = _keras.Variables()  # those of the test's Keras layers sent as proxies
+        self.keras_layouts = _keras.Layouts(self, self.keras_variables,
+                                            lambda layer: functools.partial(_attribute_of, layer))
         self.function_classes: dict[int, type] = {}  # the stand-ins of the submission's Function classes
         self.live_dicts: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> LiveDict
         self.trusted_seq = 0
@@ -251,16 +254,19 @@ class Executor:
             self._fail(f"the submission's process answered out of protocol ({exc})")
         self.seq += 1
         seq = self.seq
-        header = {**header, "seq": seq, "free": self.to_free}
+        header = {**header, "seq": seq, "free": self.to_free, "keras": self.keras_variables.changes(blobs)}
         self.to_free = []
         self.outer_requests += 1  # this one's, while it waits: a callback may make requests of its own
         try:
             wire.send(self.sock, header, blobs)
             reply, out = wire.receive(self.sock)
+            self.keras_variables.take(reply.get("keras"), out)
             while "callback" in reply or "callback_vjp" in reply:  # a test's function, called there
                 answer, answer_blobs = self.callbacks.serve(reply, out)
+                answer["keras"] = self.keras_variables.changes(answer_blobs)
                 wire.send(self.sock, answer, answer_blobs)
                 reply, out = wire.receive(self.sock)
+                self.keras_variables.take(reply.get("keras"), out)
         except wire.PeerGone:
             self._fail(f"the submission's process ended {self._how_it_ended()}")
         except OSError as exc:
@@ -398,26 +404,33 @@ class Executor:
         if ident in self.to_free:
             self.to_free.remove(ident)
 
-    def decode(self, node: Any, blobs: list[bytes], *, grads: bool = False, tensors: list | None = None) -> Any:
+    def decode(self, node: Any, blobs: list[bytes], *, grads: bool = False, tensors: list | None = None,
+               tf_sources: list | None = None) -> Any:
         try:
             return wire.decode(node, blobs, handle=lambda n: self._object(n, blobs), grads=grads, tensors=tensors,
-                               classes=class_of_tests)
+                               classes=class_of_tests, tf_sources=tf_sources)
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
 
     def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
-               copies: list | None = None, memories: SentMemories | None = None, atoms: list | None = None) -> Any:
+               copies: list | None = None, memories: SentMemories | None = None, atoms: list | None = None,
+               tf_outputs: list | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
         the executor numbers them, and its strings and numbers to ``atoms`` (a call's result
         that is one of them comes back as it). A mirror goes by its id, a function as a
         callback; any other value of no kind the wire carries (a module sent for the first time,
         an optimizer, a class of a test module) is appended to ``copies``, which the caller
         pickles for the executor; without ``copies`` it cannot be sent. With ``memories``, CPU
-        tensors and NumPy arrays go as views of the memory they share (``grader.remote._memory``)."""
+        tensors and NumPy arrays go as views of the memory they share (``grader.remote._memory``).
+        A Keras layer goes as a proxy (``grader.remote._keras``); each TensorFlow tensor a
+        callback returns is appended to ``tf_outputs``, in the order the executor numbers them."""
         torch = sys.modules.get("torch")
         np = sys.modules.get("numpy")
 
         def first(v: Any) -> dict | None:
+            if tf_outputs is not None and wire.is_tf_output(v):
+                tf_outputs.append(v)
+                return None
             if atoms is not None and type(v) in wire.ATOMS:
                 atoms.append(v)
                 return {"k": "atom", "v": wire.encode(v, blobs)}
@@ -456,6 +469,8 @@ class Executor:
             return None
 
         def opaque(v: Any) -> dict:
+            if _keras.is_layer(v):
+                return self.keras_layouts.node(v, self.callbacks, blobs)
             if _is_iterator(v):
                 return {"k": "iter", "v": [wire.encode(x, blobs, first=first, opaque=opaque) for x in v]}
             if is_callback(v):

@@ -35,6 +35,7 @@ from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, class_of_tests, instance_kind, raised_id, stub_id
 from grader.remote._claims import claim
 from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
+from grader.remote._keras import KerasProxy
 from grader.remote._memory import ReceivedMemories
 from grader.remote._mirror import Described, builtin_base
 from grader.remote._sync import (
@@ -94,6 +95,7 @@ class _Executor:
     def answer(self, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         out: list[bytes] = []
         seq = header.get("seq")
+        self.caller.keras_variables.take(header.get("keras"), blobs)
         for ident in header.get("free", ()):
             self.objects.pop(ident, None)
             self.live_seen.pop(ident, None)
@@ -111,7 +113,7 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
         dropped, self.caller.dropped[:] = list(self.caller.dropped), []
-        return {"seq": seq, **reply, "dropped": dropped}, out
+        return {"seq": seq, **reply, "dropped": dropped, "keras": self.caller.keras_variables.changes(out)}, out
 
     def op_load(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         from grader import catalog
@@ -197,7 +199,7 @@ class _Executor:
                 if isinstance(made, torch.Tensor):
                     sent.append(made)  # numbered where the trusted side numbered it
                 return made
-            return self._resolve(node)
+            return self._resolve(node, blobs)
 
         # The strings, numbers and test's namedtuples and dataclasses of the arguments, numbered as
         # the trusted side numbered them: one the call returns is the test's own.
@@ -392,7 +394,7 @@ class _Executor:
         or a handle to ``value``."""
         if (cid := stub_id(value)) is not None:
             return {"k": "callback", "i": cid}
-        if type(value) is _Proxy:  # the test's object it stands for
+        if type(value) in (_Proxy, KerasProxy):  # the test's object it stands for
             return {"k": "proxy", "i": object.__getattribute__(value, "_attribute")._id}
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.nn.Module):
@@ -451,7 +453,7 @@ class _Executor:
             self.objects[ident], self.live_ids[id(d)] = d, ident
         return {"k": "live", "id": ident, "v": items}
 
-    def _resolve(self, node: dict) -> Any:
+    def _resolve(self, node: dict, blobs: list[bytes]) -> Any:
         if node["k"] == "shared":
             return self.described.tensors[node["t"]]
         if node["k"] == "proxy":  # a test's object pickle refused: its attributes and methods, there
@@ -462,6 +464,8 @@ class _Executor:
             return rebuild_exception(node["e"])
         if node["k"] == "callback":
             return self.caller.stub(node)
+        if node["k"] == "keras":  # a test's Keras layer: it runs there, its variables kept in step here
+            return self.caller.keras_proxy(node, blobs)
         if node["k"] != "ref":
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
@@ -536,12 +540,14 @@ class _Executor:
         return {"kind": "state_dict", "state": wire.encode(kept_state(obj), out), "kept": ident}
 
     def _decode(self, node: Any, blobs: list[bytes]) -> Any:
-        return wire.decode(node, blobs, handle=self._resolve, grads=True)
+        return wire.decode(node, blobs, handle=lambda n: self._resolve(n, blobs), grads=True)
 
-    def decode(self, node: Any, blobs: list[bytes], tensors: list | None = None) -> Any:
+    def decode(self, node: Any, blobs: list[bytes], tensors: list | None = None,
+               tf_tensors: list | None = None) -> Any:
         """A value the trusted side sent (a callback's result): plain tensors, shared ones and
-        objects of this process by their ids."""
-        return wire.decode(node, blobs, handle=self._resolve, tensors=tensors)
+        objects of this process by their ids; its TensorFlow tensors appended to ``tf_tensors``."""
+        return wire.decode(node, blobs, handle=lambda n: self._resolve(n, blobs), tensors=tensors,
+                           tf_tensors=tf_tensors)
 
 
 class _Proxy:

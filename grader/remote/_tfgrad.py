@@ -8,6 +8,15 @@ call's id. The test's ``tape.gradient`` then asks the executor for the vector-Ja
 of that call (``Executor.tf_vjp``): a gradient the submission's computation does not carry (a
 result made through NumPy) is None here, as in one process.
 
+The other way round, a test's function the submission calls on its own tape (``gradient(f, x)``:
+``tape.watch(x)``, then ``f(x)``) is one op of the floating tensors and variables it was sent
+(``callback_call``): the trusted side records the call on two nested persistent tapes watching
+what it decoded (``Recorded``), and the op's gradient asks it for the product. A gradient the
+submission takes while a tape of its own records (a Hessian-vector product: an inner gradient
+inside an outer tape) is such an op again, of the call's inputs and the upstream gradients,
+answered from the outer tape the trusted side re-enters: a second derivative crosses, a third
+raises.
+
 A ``tf.Variable`` the test passes is a copy there; what the call assigned to it (before it
 returned or raised) is assigned to the test's own variable afterwards (``variable_changes``,
 ``take_variable_changes``), so ``out is var`` and a ``tf.function`` holding ``var`` read what
@@ -16,6 +25,7 @@ the call wrote. A variable the submission keeps past the call is not kept in ste
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import weakref
 from typing import Any
@@ -26,6 +36,15 @@ from grader.remote._sync import replace_tensors
 
 def _differentiable(t) -> bool:
     return t.dtype.is_floating or t.dtype.is_complex
+
+
+def recording() -> bool:
+    """Whether a gradient tape of this process may be recording now (TensorFlow loaded)."""
+    if "tensorflow" not in sys.modules:
+        return False
+    from tensorflow.python.eager import record
+
+    return record.could_possibly_record()
 
 
 def watched(atoms: list) -> list[tuple[int, Any]]:
@@ -131,3 +150,95 @@ def take_variable_changes(entries: Any, atoms: list, blobs: list[bytes]) -> None
         if not isinstance(value, tf.Tensor) or value.dtype != var.dtype or value.shape != var.shape:
             raise wire.WireError("a variable's value of another dtype or shape")
         var.assign(value)
+
+
+# ----------------------------------------------------------------------------- callbacks
+
+
+def callback_call(caller, message: dict, blobs: list[bytes], sources: list, trainable: Any = None) -> Any:
+    """The executor's side: the test's function called as ``message`` says (``Caller``), made one
+    op of ``sources`` (the floating tensors and variables it was sent, in the order the trusted
+    side decodes them) on the submission's tapes, whose gradient is the trusted side's product
+    of that call (``Caller.tf_vjp``). A variable is an input as read now, so a tape that watches
+    it differentiates against it through that read. ``trainable``: for a Keras layer's proxy,
+    what lists its trainable variables after the call; those the call made (a layer built by
+    it) are read inside the op, so a tape watching what is accessed watches them, and the op's
+    gradient reaches them as it would the layer's own in one process."""
+    import tensorflow as tf
+
+    inputs = [tf.convert_to_tensor(s) if isinstance(s, tf.Variable) else s for s in sources]
+    holder: dict = {}
+
+    @tf.custom_gradient
+    def call(*_inputs):
+        outputs: list = []
+        result, answer = caller._finish(message, blobs, tf_outputs=outputs)
+        ident = answer.get("call")
+        if type(ident) is not int or answer.get("tf_outputs") != len(outputs):
+            raise RuntimeError("the tests' process answered out of protocol (a gradient)")
+        holder.update(result=result, outputs=outputs)
+        known = {id(s) for s in sources}
+        made = [v for v in (trainable() if trainable is not None else []) if id(v) not in known]
+        for var in made:
+            var.read_value()  # accessed inside the op: TensorFlow hands it to ``grad``
+
+        def grad(*upstream, variables=None):
+            grads = caller.tf_vjp(ident, upstream, [*inputs, *made])
+            by_variable = {id(v): g for v, g in zip(made, grads[len(inputs):])}
+            # Any other variable read during the exchange (by a call of the submission's that
+            # the test's function made) is the submission's: its gradient is not this op's.
+            grads = grads[:len(inputs)]
+            return grads if variables is None else (grads, [by_variable.get(id(v)) for v in variables])
+
+        weakref.finalize(grad, caller.dropped.append, ident)  # with the tapes that hold it
+        return (tuple(outputs) if outputs else tf.zeros(())), grad
+
+    made = call(*inputs)
+    made = made if isinstance(made, (tuple, list)) else (made,)
+    swap = {id(t): b for t, b in zip(holder["outputs"], made)}
+    return replace_tensors(holder["result"], swap)
+
+
+class Recorded:
+    """The trusted side's record of a test's function called on the submission's tape: its
+    sources (the floating tensors and variables decoded for it, then a Keras layer's variables),
+    the floating tensors it returned (``outputs``, numbered as the executor decodes them), and
+    the tapes it ran under: ``inner`` gives its product, and ``outer``, re-entered while ``inner``
+    differentiates, records that product for a second one (None: a product already, not
+    differentiable again)."""
+
+    def __init__(self, sources: list, inner, outer) -> None:
+        self.sources, self.inner, self.outer = sources, inner, outer
+        self.outputs: list = []
+
+    @classmethod
+    def new(cls, sources: list, *, accessed: bool = False) -> Recorded:
+        """A record watching ``sources``; ``accessed``: every trainable variable the call reads
+        too (a Keras layer's call, which may build it: its new variables are sources after)."""
+        import tensorflow as tf
+
+        return cls(sources, *(tf.GradientTape(persistent=True, watch_accessed_variables=accessed) for _ in range(2)))
+
+    @contextlib.contextmanager
+    def recording(self):
+        """The test's function is called inside: both tapes watch the sources."""
+        with self.outer, self.inner:
+            self.outer.watch(self.sources)
+            self.inner.watch(self.sources)
+            yield
+
+    def gradient(self, upstream: Any) -> list:
+        """Per source, the gradient of the outputs weighted by ``upstream`` (None where unused)."""
+        return Tape(self.inner, self.sources, self.outputs).gradient(upstream)
+
+    def differentiated(self, upstream: Any, more_sources: list) -> tuple[Recorded, list]:
+        """The product for ``upstream`` recorded on the outer tape, as a record of its own whose
+        sources are this one's and ``more_sources`` (the floating upstream tensors); its
+        ``outputs`` are for the caller to fill, as the product is encoded."""
+        if self.outer is None:
+            raise NotImplementedError("a third derivative through a function of the tests is not carried to "
+                                      "the submission's process (its tests run in a process of their own)")
+        with self.outer:
+            self.outer.watch(more_sources)
+            grads = self.gradient(upstream)
+        return Recorded(self.sources + more_sources, self.outer, None), grads

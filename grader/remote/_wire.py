@@ -106,8 +106,8 @@ _FACTORY_NAMES = {factory: name for name, factory in _FACTORIES.items()}
 ATOMS = (str, bytes, int, float, complex)
 
 # The nodes of what lives in one process, which ``decode``'s caller turns into values.
-_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "view", "live", "exception",
-                      "proxy"})
+_HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "keras", "view", "live",
+                      "exception", "proxy"})
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
@@ -240,6 +240,13 @@ def is_tf_output(value: Any) -> bool:
     both sides number among a call's results for a test's tape (``grader.remote._tfgrad``)."""
     return is_tf_value(value) and value.dtype.name in TF_DTYPES and not isinstance(
         value, sys.modules["tensorflow"].Variable)
+
+
+def is_tf_source(value: Any) -> bool:
+    """Whether ``value`` is an eager tensor or a ``tf.Variable`` of a floating or complex dtype
+    that crosses as raw data: what both sides number among a callback's arguments for the
+    submission's tape (``grader.remote._tfgrad``)."""
+    return is_tf_value(value) and value.dtype.name in TF_DTYPES and (value.dtype.is_floating or value.dtype.is_complex)
 
 
 def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
@@ -442,13 +449,14 @@ def flat_bytes(t):
 def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
            grads: bool = False, tensors: list | None = None, atoms: list | None = None,
            classes: Callable[[str, str, str], type] | None = None, tf_tensors: list | None = None,
-           seen: int = 0) -> Any:
+           tf_sources: list | None = None, seen: int = 0) -> Any:
     """The value ``encode`` made ``node``; raises ``WireError`` for anything else. ``handle``
     turns the node of a handle (``{"k": "handle"}``, ``{"k": "ref"}``, ``{"k": "arg"}``) into a
     value. Tensors require grad as their node says only with ``grads`` (the executor's side:
     the trusted side connects gradients itself); each tensor made is appended to ``tensors``,
     and each numbered value (an ``{"k": "atom"}`` node) to ``atoms``; each TensorFlow tensor made
-    (not numbered) to ``tf_tensors``. ``classes`` gives the class
+    (not numbered) to ``tf_tensors``, and each of a floating or complex dtype, variables too, to
+    ``tf_sources`` (what a tape there may differentiate against). ``classes`` gives the class
     of an instance's node (module, qualified name, kind), or raises ``WireError``; the instance
     is made without running its class's code (no ``__init__``, no ``__setattr__``)."""
     if seen > 64:
@@ -461,7 +469,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
 
     def again(v: Any) -> Any:
         return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, atoms=atoms, classes=classes,
-                      tf_tensors=tf_tensors, seen=seen + 1)
+                      tf_tensors=tf_tensors, tf_sources=tf_sources, seen=seen + 1)
 
     kind = node["k"]
     try:
@@ -508,6 +516,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             value = decode_tf(node, blobs)
             if tf_tensors is not None and is_tf_output(value):
                 tf_tensors.append(value)
+            if tf_sources is not None and is_tf_source(value):
+                tf_sources.append(value)
             return value
         if kind == "dtype":
             return _dtype(node["v"])

@@ -136,15 +136,21 @@ print("all held")
 '''
 
 
-@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
-def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
-    path = tmp_path / "tensorflow" / "basics" / "tensors_and_variables.py"
+def _drive(tmp_path, relpath: str, module: str, driver: str) -> None:
+    """Run ``driver`` in a fresh interpreter against ``module`` staged at ``relpath``; it prints
+    "all held" when every assertion did."""
+    path = tmp_path / relpath
     path.parent.mkdir(parents=True)
-    path.write_text(MODULE)
+    path.write_text(module)
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0"}
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(DRIVER), str(tmp_path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(driver), str(tmp_path)], capture_output=True,
                           text=True, timeout=300, env=env)
     assert done.returncode == 0 and "all held" in done.stdout, done.stderr[-3000:]
+
+
+@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
+def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
+    _drive(tmp_path, "tensorflow/basics/tensors_and_variables.py", MODULE, DRIVER)
 
 
 @pytest.mark.parametrize("node", [
@@ -161,3 +167,148 @@ def test_a_malformed_tensorflow_node_is_refused(node):
     assert wire.decode(ok, [bytes(8)]).numpy().tolist() == [0.0, 0.0]
     with pytest.raises(wire.WireError):
         wire.decode(node, [bytes(8)])
+
+
+CALLING_BACK = '''
+import numpy as np
+import tensorflow as tf
+
+def gradient(f, x, **options):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.gradient(y, x, **options)
+
+def hessian_vector_product(f, x, v):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        gv = tf.reduce_sum(inner.gradient(y, x) * v)
+    return outer.gradient(gv, x)
+
+def third_derivative(f, x):
+    with tf.GradientTape() as t3:
+        t3.watch(x)
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            with tf.GradientTape() as t1:
+                t1.watch(x)
+                y = f(x)
+            g1 = t1.gradient(y, x)
+        g2 = t2.gradient(g1, x)
+    return t3.gradient(g2, x)
+
+def layer_gradients(layer, x):
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(layer(x, training=True))
+    return tape.gradient(y, layer.trainable_variables), [tuple(v.shape) for v in layer.variables]
+
+def sgd_step(layer, x, lr):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(x) ** 2)
+    variables = layer.trainable_variables
+    for var, g in zip(variables, tape.gradient(loss, variables)):
+        var.assign_sub(lr * g)
+
+def values(layer):
+    return [v.numpy().tolist() for v in layer.variables]
+
+def units(layer):
+    return layer.units
+
+def same(x):
+    return x
+
+def call(layer, x):
+    return layer(x)
+'''
+
+CALLING_BACK_DRIVER = '''
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from grader.remote import Executor, Zygote
+
+zygote = Zygote.start(close=[], threads=1)
+executor = Executor(zygote)
+module = executor.load("tensorflow.autodiff.gradient_tape", Path(sys.argv[1]))
+x = tf.constant([0.5, -1.0, 2.0], tf.float64)
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+# A function of the tests, recorded on the submission's tape: its gradient crosses back.
+close(module.gradient(lambda t: tf.reduce_sum(t ** 2), x), 2 * x)
+close(module.gradient(lambda t: t ** 3, x), 3 * x ** 2)  # a non-scalar: the gradient of its sum
+var = tf.Variable([1.0, 2.0], dtype=tf.float64)
+close(module.gradient(lambda t: tf.reduce_sum(tf.exp(t)), var), tf.exp(var))  # a variable, as read there
+# No dependence, or one through NumPy: None, or zeros when asked, as in one process.
+assert module.gradient(lambda t: tf.constant(3.0, tf.float64), x) is None
+assert module.gradient(lambda t: tf.constant(t.numpy() ** 2), x) is None
+close(module.gradient(lambda t: tf.constant(3.0, tf.float64), x,
+                      unconnected_gradients=tf.UnconnectedGradients.ZERO), [0.0, 0.0, 0.0])
+# A second derivative: the inner gradient, taken while the outer tape records, is differentiable.
+v = tf.constant([1.0, 2.0, -0.5], tf.float64)
+f = lambda t: tf.reduce_sum(t) ** 2 + tf.reduce_sum(t ** 3)  # H v = 2 sum(v) + 6 x v
+close(module.hessian_vector_product(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
+# A linear function's gradient does not depend on x: None, as in one process.
+assert module.hessian_vector_product(lambda t: tf.reduce_sum(3.0 * t), x, v) is None
+# A third one is refused, by name.
+try:
+    module.third_derivative(lambda t: tf.reduce_sum(t ** 4), x)
+except NotImplementedError as exc:
+    assert "third derivative" in str(exc), exc
+else:
+    raise AssertionError("a third derivative through a function of the tests crossed")
+
+# A Keras model of the tests runs here: its records are the test's, its variables the
+# submission's to differentiate, built or not.
+class Recording(tf.keras.Model):
+    def __init__(self):
+        super().__init__(dtype="float64")
+        self.dense = tf.keras.layers.Dense(2, dtype="float64")
+        self.flags = []
+
+    def call(self, t, training=None):
+        self.flags.append(training)
+        return self.dense(t) * 2.0
+
+inputs = tf.constant(np.random.default_rng(0).standard_normal((4, 3)))
+for built in (True, False):
+    model, twin = Recording(), Recording()  # the twin, called here: the records one process makes
+    if built:
+        model(inputs), twin(inputs)
+        model.flags.clear(), twin.flags.clear()
+    grads, shapes = module.layer_gradients(model, inputs)
+    twin(inputs, training=True)  # an unbuilt model's first call runs it twice (a symbolic pass)
+    assert shapes == [(3, 2), (2,)] and model.flags == twin.flags == [True] * (1 if built else 2), (
+        shapes, model.flags)
+    close(grads[0], 2 * np.repeat(np.sum(inputs.numpy(), axis=0)[:, None], 2, axis=1))  # d/dW sum(2 (x W + b))
+    close(grads[1], [8.0, 8.0])
+    assert module.same(model) is model and module.units(model.dense) == 2
+
+# What the submission assigns to the variables is the test's, and what the test assigns is
+# the submission's.
+dense = tf.keras.layers.Dense(1, use_bias=False, kernel_initializer="ones", dtype="float64")
+dense(inputs)
+before = dense.kernel.numpy()
+module.sgd_step(dense, inputs, 0.01)
+close(dense.kernel.numpy(), before - 0.01 * (2 * inputs.numpy().T @ (inputs.numpy() @ before)))  # d sum((x W)^2) / dW
+dense.kernel.assign([[1.0], [2.0], [3.0]])
+assert module.values(dense) == [[[1.0], [2.0], [3.0]]]
+close(module.call(dense, inputs), inputs.numpy() @ np.array([[1.0], [2.0], [3.0]]))
+
+executor.close()
+zygote.close()
+print("all held")
+'''
+
+
+@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
+def test_functions_and_keras_layers_of_the_tests_cross_with_their_gradients(tmp_path):
+    _drive(tmp_path, "tensorflow/autodiff/gradient_tape.py", CALLING_BACK, CALLING_BACK_DRIVER)
