@@ -243,6 +243,8 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
                     "grader.remote", "grader.remote._executor"]  # for exercises graded apart
     if frameworks & {"tensorflow", "crossframework"}:
         modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
+    if any(ex.separate_process for ex in exercises):  # both sides of a crossing use torch's state
+        modules += [m for m in ("torch", "grader.remote", "grader.remote._executor") if m not in modules]
     for (framework, extra), (needs, names) in _EXTRA_MODULES.items():
         if (any(ex.framework == framework and extra in ex.extras for ex in exercises)
                 and importlib.util.find_spec(needs) is not None):

@@ -145,6 +145,16 @@ def test_the_server_preloads_only_the_frameworks_in_use():
         assert {"torch", "tensorflow"} <= set(preload_modules(mixed))
 
 
+def test_a_tensorflow_exercise_graded_apart_preloads_what_crossings_use():
+    # Both sides of a crossing read torch's state (grad mode, autocast, the RNG): otherwise the
+    # first test of a TensorFlow exercise graded apart imported torch twice, seconds of its time.
+    apart = [ex for ex in catalog.load_catalog().values() if ex.framework == "tensorflow" and ex.separate_process]
+    alone = [ex for ex in catalog.load_catalog().values() if ex.framework == "tensorflow" and not ex.separate_process]
+    assert apart and alone
+    assert {"torch", "grader.remote._executor"} <= set(preload_modules(apart[:1]))
+    assert "torch" not in preload_modules(alone[:1])
+
+
 def test_an_installed_extra_an_exercise_needs_is_preloaded_and_no_other():
     # torch.utils.tensorboard imports TensorFlow: seconds of the first test's time otherwise
     # (twice when graded apart).
