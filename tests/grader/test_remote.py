@@ -1524,6 +1524,19 @@ def test_a_frame_nested_past_the_parser_is_refused():
         wire.receive(ours)
 
 
+class _OneProcess:
+    """A zygote that hands out one process the test forked itself (an executor that lies)."""
+
+    def __init__(self, pid: int, sock) -> None:
+        self.pid, self.sock = pid, sock
+
+    def spawn(self, first_ident):
+        return self.pid, self.sock
+
+    def reap(self, child):
+        return os.waitpid(child, 0)[1]
+
+
 def test_an_executor_answering_out_of_protocol_fails_the_test():
     import socket
 
@@ -1534,19 +1547,29 @@ def test_an_executor_answering_out_of_protocol_fails_the_test():
         wire.send(theirs, {"seq": 1, "value": {"k": "pickle", "v": "cos\nsystem\n"}}, [])
         os._exit(0)
 
-    class OneProcess:  # a zygote that hands out the process forked above
-        def spawn(self, first_ident):
-            return pid, ours
-
-        def reap(self, child):
-            return os.waitpid(child, 0)[1]
-
-    executor = Executor(OneProcess())
+    executor = Executor(_OneProcess(pid, ours))
     with pytest.raises(ExecutorFailed, match="out of protocol"):
         executor.getattr(executor.base + 1, "anything")
     assert executor.broken
     with pytest.raises(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def test_an_executor_assigning_to_a_variable_it_was_never_sent_fails_the_test():
+    import socket
+
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        wire.receive(theirs)
+        node = {"k": "tf_tensor", "dtype": "float32", "shape": [1], "device": "", "blob": 0}
+        wire.send(theirs, {"seq": 1, "value": None, "keras": [[12345, node]]}, [bytes(4)])
+        os._exit(0)
+
+    executor = Executor(_OneProcess(pid, ours))
+    with pytest.raises(ExecutorFailed, match="out of protocol.*not shared"):
+        executor.getattr(executor.base + 1, "anything")
+    assert executor.broken
 
 
 # ----------------------------------------------------------------------------- in a grading run

@@ -312,3 +312,39 @@ print("all held")
 @pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
 def test_functions_and_keras_layers_of_the_tests_cross_with_their_gradients(tmp_path):
     _drive(tmp_path, "tensorflow/autodiff/gradient_tape.py", CALLING_BACK, CALLING_BACK_DRIVER)
+
+
+def test_a_shared_variable_takes_only_a_value_of_its_own_dtype_and_shape():
+    from grader.remote._keras import Variables
+
+    here = Variables()  # the trusted side's: what the executor sends is checked
+    var = tf.Variable([1.0, 2.0])
+    here.add(7, var)
+    for vid, value in ((7, tf.constant([1.0, 2.0, 3.0])), (7, tf.constant([1, 2])), (8, tf.constant([1.0, 2.0])),
+                       ("7", tf.constant([1.0, 2.0]))):
+        blobs: list[bytes] = []
+        with pytest.raises(wire.WireError):
+            here.take([[vid, wire.encode(value, blobs)]], blobs)
+    assert var.numpy().tolist() == [1.0, 2.0]
+    blobs = []
+    here.take([[7, wire.encode(tf.constant([5.0, 6.0]), blobs)]], blobs)
+    assert var.numpy().tolist() == [5.0, 6.0] and here.changes([]) == []  # taken, so agreed: not sent back
+    var.assign([0.0, 0.0])
+    assert [vid for vid, _ in here.changes([])] == [7] and here.changes([]) == []
+
+
+def test_the_executor_drops_a_dead_proxys_variables_after_sending_what_it_assigned():
+    from grader.remote._keras import Variables
+
+    listed: set[int] = {1}
+    there = Variables(lambda: listed)  # the executor's
+    kept, gone = tf.Variable([1.0]), tf.Variable([2.0])
+    there.add(1, kept)
+    there.add(2, gone)
+    gone.assign([3.0])
+    there.unlisted = True  # the proxy that listed variable 2 died
+    assert [vid for vid, _ in there.changes([])] == [2]  # its last value goes first
+    assert sorted(there.by_id) == [1]
+    blobs: list[bytes] = []
+    there.take([[2, wire.encode(tf.constant([9.0]), blobs)]], blobs)  # sent meanwhile: moot
+    assert gone.numpy().tolist() == [3.0]
