@@ -265,8 +265,11 @@ def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     if isinstance(value, tf.Tensor) and not tf.is_symbolic_tensor(value):
         if value.dtype.name in TF_DTYPES:
             return _encode_tf_tensor(value, value.device, blobs)
-        if value.dtype == tf.string:  # each element its own bytes
-            strings = [blobs.append(b) or len(blobs) - 1 for b in value.numpy().reshape(-1).tolist()]
+        if value.dtype == tf.string:  # each element its own bytes (a scalar's numpy() is bytes itself)
+            import numpy as np
+
+            elements = np.asarray(value.numpy(), dtype=object).reshape(-1).tolist()
+            strings = [blobs.append(b) or len(blobs) - 1 for b in elements]
             return {"k": "tf_tensor", "dtype": "string", "shape": [int(d) for d in value.shape],
                     "device": value.device[:200], "v": strings}
     return None

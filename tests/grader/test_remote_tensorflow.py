@@ -86,6 +86,8 @@ x = tf.constant([1.0, 2.0])
 assert module.same(x) is x
 words = tf.constant([[b"ab", b""], [b"c\\x00d", b"e"]])
 assert module.shout(words).numpy().tolist() == [[b"AB", b""], [b"C\\x00D", b"E"]] and module.same(words) is words
+word = tf.constant(b"one")  # a scalar string: its numpy() is bytes, not an array
+assert module.shout(word).numpy() == b"ONE" and module.shout(word).shape == ()
 assert type(module.resource_dtype()).__name__ == "DType" and module.same(x) is x  # a handle, and no harm
 
 # A tape here differentiates through a call there; a result made through NumPy has no gradient.
