@@ -383,7 +383,7 @@ class Caller:
             call = self.stub({"i": cid, "name": node.get("name")})
             attribute = self.stub({"i": node["a"], "name": node.get("name")})
             proxy = _keras.KerasProxy(lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
-                                      attribute)
+                                      attribute, _keras.exported_class(node.get("base")))
             self.keras_proxies[cid] = proxy
             weakref.finalize(proxy, setattr, self.keras_variables, "unlisted", True)
         _keras.take_layout(proxy, node["variables"], self.keras_variables, blobs)

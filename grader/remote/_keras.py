@@ -32,6 +32,33 @@ def is_layer(value: Any) -> bool:
     return keras is not None and isinstance(value, keras.layers.Layer)
 
 
+# Where Keras exports the classes a proxy may answer ``isinstance`` for.
+_PUBLIC = ("keras", "keras.layers")
+
+
+def public_base(klass: type) -> list[str]:
+    """``[namespace, name]`` of the nearest class among ``klass``'s bases (itself included) that
+    Keras exports (``keras.Sequential``, ``keras.Model``, ``keras.layers.Dense``...)."""
+    import keras
+
+    for base in klass.__mro__:
+        for namespace, module in zip(_PUBLIC, (keras, keras.layers)):
+            if getattr(module, base.__name__, None) is base:
+                return [namespace, base.__name__]
+    return ["keras.layers", "Layer"]
+
+
+def exported_class(base: Any) -> type:
+    """The Keras class ``public_base`` named (a Keras layer class; ``keras.layers.Layer`` for any
+    other name)."""
+    import keras
+
+    namespace, name = wire.as_list(base, 2)
+    module = {"keras": keras, "keras.layers": keras.layers}.get(namespace)
+    found = getattr(module, name, None) if module is not None and type(name) is str else None
+    return found if isinstance(found, type) and issubclass(found, keras.layers.Layer) else keras.layers.Layer
+
+
 def _tf_variable(var: Any) -> Any:
     """The ``tf.Variable`` a Keras variable holds (itself for a ``tf.Variable``)."""
     inner = getattr(var, "_value", None)
@@ -123,7 +150,7 @@ class Layouts:
             self.attributes[cid] = self.attributes_of(layer)
         attributes = callbacks.node(self.attributes[cid])["i"]
         return {"k": "keras", "i": cid, "a": attributes, "name": type(layer).__name__[:200],
-                "variables": self.layout(layer, cid, blobs)}
+                "base": public_base(type(layer)), "variables": self.layout(layer, cid, blobs)}
 
     def layout(self, layer: Any, cid: int, blobs: list[bytes]) -> list:
         """``[id, value or None, trainable, name]`` per variable of ``layer``: the value of a
@@ -174,11 +201,18 @@ class KerasProxy:
     process, as one op of its inputs and ``variables`` (this process's, kept in step with the
     layer's); any other attribute is read there."""
 
-    __slots__ = ("_call", "_attribute", "_variables", "_trainable", "__weakref__")
+    __slots__ = ("_call", "_attribute", "_variables", "_trainable", "_base", "__weakref__")
 
-    def __init__(self, call: Any, attribute: Any) -> None:
-        for name, value in (("_call", call), ("_attribute", attribute), ("_variables", []), ("_trainable", [])):
+    def __init__(self, call: Any, attribute: Any, base: type) -> None:
+        for name, value in (("_call", call), ("_attribute", attribute), ("_variables", []), ("_trainable", []),
+                            ("_base", base)):
             object.__setattr__(self, name, value)
+
+    @property
+    def __class__(self) -> type:
+        """The nearest class of the layer's that Keras exports, which ``isinstance`` asks for
+        when this one is not the class it checks (``isinstance(model, keras.Model)`` holds)."""
+        return object.__getattribute__(self, "_base")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return object.__getattribute__(self, "_call")(args, kwargs, list(object.__getattribute__(self, "_variables")))

@@ -220,6 +220,10 @@ def values(layer):
 def units(layer):
     return layer.units
 
+def kinds(layer):
+    return [isinstance(layer, kind) for kind in (tf.keras.Model, tf.keras.Sequential, tf.keras.layers.Dense,
+                                                   tf.keras.layers.Layer)]
+
 def same(x):
     return x
 
@@ -293,6 +297,9 @@ for built in (True, False):
     close(grads[0], 2 * np.repeat(np.sum(inputs.numpy(), axis=0)[:, None], 2, axis=1))  # d/dW sum(2 (x W + b))
     close(grads[1], [8.0, 8.0])
     assert module.same(model) is model and module.units(model.dense) == 2
+    # isinstance holds for the nearest classes of theirs that Keras exports.
+    assert module.kinds(model) == [True, False, False, True] and module.kinds(model.dense) == [False, False, True, True]
+assert module.kinds(tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])) == [True, True, False, True]
 
 # What the submission assigns to the variables is the test's, and what the test assigns is
 # the submission's.
