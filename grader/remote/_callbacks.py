@@ -428,6 +428,8 @@ class Caller:
         import torch
 
         executor, out, sent, tf_sources = self.executor, [], [], []
+        if "tensorflow" in sys.modules and not sys.modules["tensorflow"].executing_eagerly():
+            raise TypeError(_tfgrad.GRAPH_REFUSED)
 
         def first(value: Any) -> dict | None:
             if isinstance(value, torch.Tensor) and executor.described.tensor_id(value) is not None:

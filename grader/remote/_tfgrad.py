@@ -10,12 +10,13 @@ result made through NumPy) is None here, as in one process.
 
 The other way round, a test's function the submission calls on its own tape (``gradient(f, x)``:
 ``tape.watch(x)``, then ``f(x)``) is one op of the floating tensors and variables it was sent
-(``callback_call``): the trusted side records the call on two nested persistent tapes watching
+(``callback_call``): the trusted side records the call on nested persistent tapes watching
 what it decoded (``Recorded``), and the op's gradient asks it for the product. A gradient the
 submission takes while a tape of its own records (a Hessian-vector product: an inner gradient
-inside an outer tape) is such an op again, of the call's inputs and the upstream gradients,
-answered from the outer tape the trusted side re-enters: a second derivative crosses, a third
-raises.
+inside an outer tape, or forward over backward) is such an op again, of the call's inputs and
+the upstream gradients, answered from the next tape out, which the trusted side re-enters: up to
+``ORDERS`` derivatives deep. Neither the call nor its gradient can be traced into a graph of
+the submission's yet (``GRAPH_REFUSED``).
 
 A ``tf.Variable`` the test passes is a copy there; what the call assigned to it (before it
 returned or raised) is assigned to the test's own variable afterwards (``variable_changes``,
@@ -183,6 +184,8 @@ def callback_call(caller, message: dict, blobs: list[bytes], sources: list, trai
             var.read_value()  # accessed inside the op: TensorFlow hands it to ``grad``
 
         def grad(*upstream, variables=None):
+            if not tf.executing_eagerly():  # traced into a graph (a Jacobian's vectorized backward)
+                raise TypeError(GRAPH_REFUSED)
             grads = caller.tf_vjp(ident, upstream, [*inputs, *made])
             by_variable = {id(v): g for v, g in zip(made, grads[len(inputs):])}
             # Any other variable read during the exchange (by a call of the submission's that
@@ -199,16 +202,56 @@ def callback_call(caller, message: dict, blobs: list[bytes], sources: list, trai
     return replace_tensors(holder["result"], swap)
 
 
+# A test's function, or its gradient, traced into a graph of the submission's: a py_function
+# would carry the call there, but not faithfully (TensorFlow differentiates one only once, and
+# gives a scalar zero for a gradient it does not reach), so it is refused, by name.
+GRAPH_REFUSED = ("a function of the tests, or its gradient, cannot be traced into a graph in the submission's "
+                 "process yet (a tf.function, or tape.jacobian's vectorized backward; its tests run in a "
+                 "process of their own): call it eagerly")
+
+# How many times a product of a test's function may be differentiated again: a Hessian-vector
+# product forward over backward (``tf.autodiff.ForwardAccumulator`` around a tape) takes the
+# product of a product of the call's product, three deep. Each level records the call's ops once more.
+ORDERS = 4
+
+
+# How many times a product of a test's function may be differentiated again: a Hessian-vector
+# product forward over backward (``tf.autodiff.ForwardAccumulator`` around a tape) takes the
+# product of a product of the call's product, three deep. Each level records the call's ops once more.
+ORDERS = 4
+
+
+def _traced_product(caller, ident: int, upstream: tuple, inputs: list) -> list:
+    """``caller.tf_vjp`` in a graph being traced (the vectorized backward of a Jacobian): asked
+    for when the graph runs, eagerly (``tf.py_function``); a gradient the product leaves out is
+    zeros there."""
+    import tensorflow as tf
+
+    given = [i for i, u in enumerate(upstream) if u is not None]
+
+    def product(*values):
+        full = [None] * len(upstream)
+        for i, value in zip(given, values):
+            full[i] = value
+        grads = caller.tf_vjp(ident, tuple(full), inputs)
+        return [tf.zeros(x.shape, x.dtype) if g is None else g for g, x in zip(grads, inputs)]
+
+    made = tf.py_function(product, [upstream[i] for i in given], Tout=[x.dtype for x in inputs])
+    for t, x in zip(made, inputs):
+        t.set_shape(x.shape)
+    return list(made)
+
+
 class Recorded:
     """The trusted side's record of a test's function called on the submission's tape: its
     sources (the floating tensors and variables decoded for it, then a Keras layer's variables),
     the floating tensors it returned (``outputs``, numbered as the executor decodes them), and
-    the tapes it ran under: ``inner`` gives its product, and ``outer``, re-entered while ``inner``
-    differentiates, records that product for a second one (None: a product already, not
-    differentiable again)."""
+    the nested tapes it ran under, innermost first: the first gives its product, and the ones
+    around it, re-entered while the first differentiates, record that product for another
+    (``differentiated``), up to ``ORDERS`` deep."""
 
-    def __init__(self, sources: list, inner, outer) -> None:
-        self.sources, self.inner, self.outer = sources, inner, outer
+    def __init__(self, sources: list, tapes: list) -> None:
+        self.sources, self.tapes = sources, tapes
         self.outputs: list = []
 
     @classmethod
@@ -217,28 +260,31 @@ class Recorded:
         too (a Keras layer's call, which may build it: its new variables are sources after)."""
         import tensorflow as tf
 
-        return cls(sources, *(tf.GradientTape(persistent=True, watch_accessed_variables=accessed) for _ in range(2)))
+        return cls(sources, [tf.GradientTape(persistent=True, watch_accessed_variables=accessed)
+                             for _ in range(ORDERS)])
 
     @contextlib.contextmanager
-    def recording(self):
-        """The test's function is called inside: both tapes watch the sources."""
-        with self.outer, self.inner:
-            self.outer.watch(self.sources)
-            self.inner.watch(self.sources)
+    def recording(self, more_sources: list = ()):
+        """Every tape records inside, watching the sources (and ``more_sources``)."""
+        with contextlib.ExitStack() as stack:
+            for tape in reversed(self.tapes):
+                stack.enter_context(tape)
+                tape.watch([*self.sources, *more_sources])
             yield
 
     def gradient(self, upstream: Any) -> list:
         """Per source, the gradient of the outputs weighted by ``upstream`` (None where unused)."""
-        return Tape(self.inner, self.sources, self.outputs).gradient(upstream)
+        return Tape(self.tapes[0], self.sources, self.outputs).gradient(upstream)
 
     def differentiated(self, upstream: Any, more_sources: list) -> tuple[Recorded, list]:
-        """The product for ``upstream`` recorded on the outer tape, as a record of its own whose
-        sources are this one's and ``more_sources`` (the floating upstream tensors); its
+        """The product for ``upstream`` recorded on the tapes around the first, as a record of its
+        own whose sources are this one's and ``more_sources`` (the floating upstream tensors); its
         ``outputs`` are for the caller to fill, as the product is encoded."""
-        if self.outer is None:
-            raise NotImplementedError("a third derivative through a function of the tests is not carried to "
-                                      "the submission's process (its tests run in a process of their own)")
-        with self.outer:
-            self.outer.watch(more_sources)
+        if len(self.tapes) < 2:
+            raise NotImplementedError(f"a derivative of order {ORDERS + 1} through a function of the tests is "
+                                      "not carried to the submission's process (its tests run in a process of "
+                                      "their own)")
+        later = Recorded(self.sources + more_sources, self.tapes[1:])
+        with later.recording():
             grads = self.gradient(upstream)
-        return Recorded(self.sources + more_sources, self.outer, None), grads
+        return later, grads

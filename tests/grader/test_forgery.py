@@ -156,24 +156,3 @@ def test_only_a_module_present_is_graded_beside_its_tests(tmp_path):
     shutil.copyfile(ONE_PROCESS.reference, tmp_path / ONE_PROCESS.relpath)
     assert _apart_first([ONE_PROCESS, EX], tmp_path) == [[EX], [ONE_PROCESS]]
 
-
-TF_EX = catalog.get_exercise("tensorflow.autodiff.gradient_tape")
-TF_FORGER = CORPUS / "tensorflow" / "zeros_behind_patches.py"
-
-
-def test_a_tensorflow_exercise_graded_apart_gains_nothing_from_patches(tmp_path):
-    """Zeros for every gradient earn the same points behind patches of the checks, NumPy's
-    comparisons, TensorFlow's numerical gradients, pytest's reports and hypothesis's profile as
-    without them, fewer than the reference's: none of it reaches the tests' process."""
-    assert TF_EX.separate_process
-    source = TF_FORGER.read_text()
-    scores = {}
-    for name, text in (("patched", source), ("plain", source.replace("PATCHED = True", "PATCHED = False"))):
-        target = tmp_path / name / TF_EX.relpath
-        target.parent.mkdir(parents=True)
-        target.write_text(text)
-        report = score_submission(tmp_path / name, [TF_EX.id], limits=LIMITS, hide=[tmp_path]).to_dict()
-        scores[name] = (report["score"], report["max_score"],
-                        sorted(t["name"] for ex in report["exercises"] for t in ex["tests"] if t["status"] == "passed"))
-    assert scores["patched"] == scores["plain"], scores
-    assert scores["plain"][0] < scores["plain"][1] / 2, scores

@@ -190,17 +190,35 @@ def hessian_vector_product(f, x, v):
         gv = tf.reduce_sum(inner.gradient(y, x) * v)
     return outer.gradient(gv, x)
 
-def third_derivative(f, x):
-    with tf.GradientTape() as t3:
-        t3.watch(x)
-        with tf.GradientTape() as t2:
-            t2.watch(x)
-            with tf.GradientTape() as t1:
-                t1.watch(x)
-                y = f(x)
-            g1 = t1.gradient(y, x)
-        g2 = t2.gradient(g1, x)
-    return t3.gradient(g2, x)
+def derivative(f, x, order):
+    if order == 0:
+        return f(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = derivative(f, x, order - 1)
+    return tape.gradient(y, x)
+
+def forward_over_backward(f, x, v):
+    with tf.autodiff.ForwardAccumulator(x, v) as accumulator:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+    return accumulator.jvp(g)
+
+@tf.function
+def in_a_graph(f, x, v):
+    return f(x) * v
+
+def through_the_hessian(f, x, v):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    hessian = outer.jacobian(g, x)  # its backward vectorized: traced into a graph
+    return tf.linalg.matvec(hessian, v)
 
 def layer_gradients(layer, x):
     with tf.GradientTape() as tape:
@@ -264,13 +282,26 @@ f = lambda t: tf.reduce_sum(t) ** 2 + tf.reduce_sum(t ** 3)  # H v = 2 sum(v) + 
 close(module.hessian_vector_product(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
 # A linear function's gradient does not depend on x: None, as in one process.
 assert module.hessian_vector_product(lambda t: tf.reduce_sum(3.0 * t), x, v) is None
-# A third one is refused, by name.
+# So does forward over backward (three products deep).
+close(module.forward_over_backward(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
+# Traced into a graph of the submission's (a tf.function, tape.jacobian's vectorized backward),
+# neither the function nor its gradient crosses yet: refused, by name.
+for traced in (module.through_the_hessian, module.in_a_graph):
+    try:
+        traced(f, x, v)
+    except TypeError as exc:
+        assert "cannot be traced into a graph" in str(exc), exc
+    else:
+        raise AssertionError(f"{traced} crossed")
+# Up to the fourth derivative; a fifth is refused, by name.
+for order, expected in enumerate([5 * x ** 4, 20 * x ** 3, 60 * x ** 2, 120 * x], start=1):
+    close(module.derivative(lambda t: tf.reduce_sum(t ** 5), x, order), expected)
 try:
-    module.third_derivative(lambda t: tf.reduce_sum(t ** 4), x)
+    module.derivative(lambda t: tf.reduce_sum(t ** 6), x, 5)
 except NotImplementedError as exc:
-    assert "third derivative" in str(exc), exc
+    assert "derivative of order 5" in str(exc), exc
 else:
-    raise AssertionError("a third derivative through a function of the tests crossed")
+    raise AssertionError("a fifth derivative through a function of the tests crossed")
 
 # A Keras model of the tests runs here: its records are the test's, its variables the
 # submission's to differentiate, built or not.
