@@ -181,13 +181,16 @@ def gradient(f, x, **options):
         y = f(x)
     return tape.gradient(y, x, **options)
 
+def _gradient_recorded_on(outer, f, x):
+    outer.watch(x)
+    with tf.GradientTape() as inner:
+        inner.watch(x)
+        y = f(x)
+    return inner.gradient(y, x)
+
 def hessian_vector_product(f, x, v):
     with tf.GradientTape() as outer:
-        outer.watch(x)
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        gv = tf.reduce_sum(inner.gradient(y, x) * v)
+        gv = tf.reduce_sum(_gradient_recorded_on(outer, f, x) * v)
     return outer.gradient(gv, x)
 
 def derivative(f, x, order):
@@ -212,11 +215,7 @@ def in_a_graph(f, x, v):
 
 def through_the_hessian(f, x, v):
     with tf.GradientTape() as outer:
-        outer.watch(x)
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = f(x)
-        g = inner.gradient(y, x)
+        g = _gradient_recorded_on(outer, f, x)
     hessian = outer.jacobian(g, x)  # its backward vectorized: traced into a graph
     return tf.linalg.matvec(hessian, v)
 
