@@ -112,9 +112,11 @@ class Variables:
     def take(self, entries: Any, blobs: list[bytes]) -> None:
         """Assign what the other side changed (``changes``); ``WireError`` for a value of
         another variable's dtype or shape, or of no variable shared."""
+        if not entries:  # every message carries its list: TensorFlow is imported for none that is empty
+            return
         import tensorflow as tf
 
-        for entry in wire.as_list(entries if entries is not None else []):
+        for entry in wire.as_list(entries):
             vid, node = wire.as_list(entry, 2)
             var = self.by_id.get(vid) if type(vid) is int else None
             if var is None and self.listed is not None and type(vid) is int:

@@ -1555,6 +1555,43 @@ def test_an_executor_answering_out_of_protocol_fails_the_test():
         os.kill(pid, signal.SIGKILL)
 
 
+_NO_TENSORFLOW = """
+import sys
+from pathlib import Path
+
+import torch
+
+from grader.remote import Executor, Zygote
+
+zygote = Zygote.start(close=[], threads=1)
+executor = Executor(zygote)
+module = executor.load("pytorch.losses.cross_entropy", Path(sys.argv[1]))
+x = torch.randn(3, requires_grad=True)
+module.twice(x).sum().backward()
+assert module.call_back(lambda t: t + 1, x).tolist() == (x + 1).tolist()
+assert not module.tensorflow_loaded(), "the executor imported TensorFlow"
+assert "tensorflow" not in sys.modules, "the trusted side imported TensorFlow"
+executor.close()
+zygote.close()
+print("all held")
+"""
+
+
+def test_a_pytorch_crossing_imports_no_tensorflow_on_either_side(tmp_path):
+    # TensorFlow's import takes seconds: a PyTorch exercise's first test paid it twice when an
+    # empty list of Keras variables was taken on each side of every message.
+    import subprocess
+    import sys
+
+    path = tmp_path / "pytorch" / "losses" / "cross_entropy.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("import sys\n\ndef twice(x):\n    return 2 * x\n\ndef call_back(f, x):\n    return f(x)\n\n"
+                    "def tensorflow_loaded():\n    return 'tensorflow' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", _NO_TENSORFLOW, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "all held" in done.stdout, done.stderr[-3000:]
+
+
 def test_an_executor_assigning_to_a_variable_it_was_never_sent_fails_the_test():
     import socket
 
