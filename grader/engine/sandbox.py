@@ -239,11 +239,10 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     if frameworks & {"pytorch", "crossframework"}:
         modules += ["torch", "torch._dynamo", "torch.testing", "torch.utils.checkpoint",
                     "torch.func", "torch._subclasses.schema_check_mode", "grader.checks",
-                    "grader.checks._strategies",
-                    "grader.remote", "grader.remote._executor"]  # for exercises graded apart
+                    "grader.checks._strategies"]
     if frameworks & {"tensorflow", "crossframework"}:
         modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
-    if any(ex.separate_process for ex in exercises):  # both sides of a crossing use torch's state
+    if any(ex.separate_process for ex in exercises):  # the executor's modules, and torch, whose state both sides read
         modules += [m for m in ("torch", "grader.remote", "grader.remote._executor") if m not in modules]
     for (framework, extra), (needs, names) in _EXTRA_MODULES.items():
         if (any(ex.framework == framework and extra in ex.extras for ex in exercises)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.remote import _wire as wire
+from grader.remote._tfgrad import assign_checked
 
 # The attributes of a Keras layer that list its variables, and which of them each keeps.
 _LISTS = {"variables": None, "weights": None, "trainable_variables": True, "trainable_weights": True,
@@ -32,17 +33,18 @@ def is_layer(value: Any) -> bool:
     return keras is not None and isinstance(value, keras.layers.Layer)
 
 
-# Where Keras exports the classes a proxy may answer ``isinstance`` for.
-_PUBLIC = ("keras", "keras.layers")
+def _public() -> dict[str, Any]:
+    """Where Keras exports the classes a proxy may answer ``isinstance`` for, by name."""
+    import keras
+
+    return {"keras": keras, "keras.layers": keras.layers}
 
 
 def public_base(klass: type) -> list[str]:
     """``[namespace, name]`` of the nearest class among ``klass``'s bases (itself included) that
     Keras exports (``keras.Sequential``, ``keras.Model``, ``keras.layers.Dense``...)."""
-    import keras
-
     for base in klass.__mro__:
-        for namespace, module in zip(_PUBLIC, (keras, keras.layers)):
+        for namespace, module in _public().items():
             if getattr(module, base.__name__, None) is base:
                 return [namespace, base.__name__]
     return ["keras.layers", "Layer"]
@@ -51,12 +53,11 @@ def public_base(klass: type) -> list[str]:
 def exported_class(base: Any) -> type:
     """The Keras class ``public_base`` named (a Keras layer class; ``keras.layers.Layer`` for any
     other name)."""
-    import keras
-
     namespace, name = wire.as_list(base, 2)
-    module = {"keras": keras, "keras.layers": keras.layers}.get(namespace)
+    module = _public().get(namespace) if type(namespace) is str else None
     found = getattr(module, name, None) if module is not None and type(name) is str else None
-    return found if isinstance(found, type) and issubclass(found, keras.layers.Layer) else keras.layers.Layer
+    layer = _public()["keras.layers"].Layer
+    return found if isinstance(found, type) and issubclass(found, layer) else layer
 
 
 def _tf_variable(var: Any) -> Any:
@@ -96,7 +97,7 @@ class Variables:
 
     def changes(self, out: list[bytes]) -> list:
         """``[id, value]`` of each variable whose value changed here since the sides last agreed
-        (then those ``drop_later`` named go)."""
+        (then, where ``unlisted`` is set, the variables no live proxy lists go)."""
         found = []
         for vid, var in self.by_id.items():
             now = _bytes(var)
@@ -114,8 +115,6 @@ class Variables:
         another variable's dtype or shape, or of no variable shared."""
         if not entries:  # every message carries its list: TensorFlow is imported for none that is empty
             return
-        import tensorflow as tf
-
         for entry in wire.as_list(entries):
             vid, node = wire.as_list(entry, 2)
             var = self.by_id.get(vid) if type(vid) is int else None
@@ -123,10 +122,7 @@ class Variables:
                 continue
             if var is None:
                 raise wire.WireError("a value of a variable that is not shared")
-            value = wire.decode(node, blobs)
-            if not isinstance(value, tf.Tensor) or value.dtype != var.dtype or value.shape != var.shape:
-                raise wire.WireError("a shared variable's value of another dtype or shape")
-            var.assign(value)
+            assign_checked(var, wire.decode(node, blobs))
             self.agreed[vid] = _bytes(var)
 
 

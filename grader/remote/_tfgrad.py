@@ -146,11 +146,17 @@ def take_variable_changes(entries: Any, atoms: list, blobs: list[bytes]) -> None
         index, node = wire.as_list(entry, 2)
         if type(index) is not int or not 0 <= index < len(atoms) or not isinstance(atoms[index], tf.Variable):
             raise wire.WireError("a change to a variable that was not sent")
-        value = wire.decode(node, blobs)
-        var = atoms[index]
-        if not isinstance(value, tf.Tensor) or value.dtype != var.dtype or value.shape != var.shape:
-            raise wire.WireError("a variable's value of another dtype or shape")
-        var.assign(value)
+        assign_checked(atoms[index], wire.decode(node, blobs))
+
+
+def assign_checked(var: Any, value: Any) -> None:
+    """``var.assign(value)`` for a tensor of ``var``'s dtype and shape; ``WireError`` for anything
+    else (what the other process sent)."""
+    import tensorflow as tf
+
+    if not isinstance(value, tf.Tensor) or value.dtype != var.dtype or value.shape != var.shape:
+        raise wire.WireError("a variable's value of another dtype or shape")
+    var.assign(value)
 
 
 # ----------------------------------------------------------------------------- callbacks
@@ -213,33 +219,6 @@ GRAPH_REFUSED = ("a function of the tests, or its gradient, cannot be traced int
 # product forward over backward (``tf.autodiff.ForwardAccumulator`` around a tape) takes the
 # product of a product of the call's product, three deep. Each level records the call's ops once more.
 ORDERS = 4
-
-
-# How many times a product of a test's function may be differentiated again: a Hessian-vector
-# product forward over backward (``tf.autodiff.ForwardAccumulator`` around a tape) takes the
-# product of a product of the call's product, three deep. Each level records the call's ops once more.
-ORDERS = 4
-
-
-def _traced_product(caller, ident: int, upstream: tuple, inputs: list) -> list:
-    """``caller.tf_vjp`` in a graph being traced (the vectorized backward of a Jacobian): asked
-    for when the graph runs, eagerly (``tf.py_function``); a gradient the product leaves out is
-    zeros there."""
-    import tensorflow as tf
-
-    given = [i for i, u in enumerate(upstream) if u is not None]
-
-    def product(*values):
-        full = [None] * len(upstream)
-        for i, value in zip(given, values):
-            full[i] = value
-        grads = caller.tf_vjp(ident, tuple(full), inputs)
-        return [tf.zeros(x.shape, x.dtype) if g is None else g for g, x in zip(grads, inputs)]
-
-    made = tf.py_function(product, [upstream[i] for i in given], Tout=[x.dtype for x in inputs])
-    for t, x in zip(made, inputs):
-        t.set_shape(x.shape)
-    return list(made)
 
 
 class Recorded:

@@ -155,4 +155,3 @@ def test_only_a_module_present_is_graded_beside_its_tests(tmp_path):
     (tmp_path / ONE_PROCESS.relpath).parent.mkdir(parents=True)
     shutil.copyfile(ONE_PROCESS.reference, tmp_path / ONE_PROCESS.relpath)
     assert _apart_first([ONE_PROCESS, EX], tmp_path) == [[EX], [ONE_PROCESS]]
-
