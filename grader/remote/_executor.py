@@ -25,7 +25,6 @@ import pickle
 import signal
 import socket
 import sys
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -659,7 +658,7 @@ def _describe(exc: BaseException, impl_root: Path | None) -> dict:
     stub = False
     if impl_root is not None:
         with contextlib.suppress(Exception):
-            where = feedback.where_in_learner_code(traceback.extract_tb(exc.__traceback__), impl_root)
+            where = feedback.where_in_learner_code(exc.__traceback__, impl_root)
             stub = feedback.stub_untouched(exc, impl_root)
     return {"type": type(exc).__name__[:200], "builtin": builtin, "message": message,
             "module": str(type(exc).__module__)[:200], "qualname": type(exc).__qualname__[:200],
