@@ -414,14 +414,16 @@ def impl(request: pytest.FixtureRequest):
     ex = catalog.exercise_for_test_file(Path(str(request.path)))
     if ex is None:
         raise pytest.UsageError(f"{request.path} is not the test file of a catalog exercise")
-    if request.config.getoption("grading") and not _canary.taken():
-        # Before any submitted code runs: what the canaries compare against later.
-        test_modules = {id(i.module): i.module for i in request.session.items if getattr(i, "module", None)}
-        _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))
     executor = request.config.stash.get(_EXECUTOR, None)
     try:
         if ex.separate_process and executor is not None:
             return executor.load(ex.id, request.config.stash[_IMPL_ROOT])
+        if request.config.getoption("grading") and not _canary.taken():
+            # Before any submitted code runs in this process: what the canaries compare against
+            # later. A process whose exercises are all graded apart never takes it, and its
+            # canaries never run: no submitted code ran here that could have changed a check.
+            test_modules = {id(i.module): i.module for i in request.session.items if getattr(i, "module", None)}
+            _canary.snapshot(request.config.pluginmanager, list(test_modules.values()))
         module = load_implementation(ex, request.config.stash[_IMPL_ROOT])
     except MissingImplementation:
         _leave_if_forked()
