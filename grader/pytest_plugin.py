@@ -570,11 +570,18 @@ def _final_outcome(reports: list[pytest.TestReport]) -> tuple[str, str]:
 
 
 class _ReportCollector:
-    """Gathers each test's phase reports and emits one result per test when it finishes."""
+    """Gathers each test's phase reports and emits one result per test when it finishes.
+
+    A test's records (its result, and any tamper record) go out in one signed line with the
+    next test's ``started`` record, written before that test's protocol starts (before any
+    teardown ``--until-failed`` does for it: no test code runs between a result and its
+    sending), or with ``finished``: one line a test, not two (the writes, a whole-catalog child's
+    next largest cost after pytest's terminal)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.pending: dict[str, list[pytest.TestReport]] = {}
+        self.held: list[dict] = []  # the last test's records, not yet sent
         self.items: dict[str, pytest.Item] = {}
         self.evidence_before = 0  # the executor's evidence_taken when the last test ended
         self.next_item: dict[str, pytest.Item] = {}
@@ -609,15 +616,19 @@ class _ReportCollector:
         pytest's own teardown of it would."""
         until_failed, ex = self.config.stash[_UNTIL_FAILED], exercise_of(item)
         if until_failed is None or ex is None or until_failed.needed(ex.id, _names_of(item)):
+            if ex is not None:
+                # The grader's own clock for this test starts here (see grader.engine.sandbox._supervise).
+                self._send({"event": records.Event.STARTED, "nodeid": item.nodeid})
             return None
+        self._send()
         item.session._setupstate.teardown_exact(nextitem)  # pytest's runner does the same at teardown
         return True
 
-    def pytest_runtest_logstart(self, nodeid: str) -> None:
-        item = self.items.get(nodeid)
-        if item is not None and exercise_of(item) is not None:
-            # The grader's own clock for this test starts here (see grader.engine.sandbox._supervise).
-            _emit(self.config, {"event": records.Event.STARTED, "nodeid": nodeid})
+    def _send(self, record: dict | None = None) -> None:
+        """Emit the held records, and ``record`` after them, as one line."""
+        line, self.held = [*self.held, *([record] if record else [])], []
+        if line:
+            _emit(self.config, line if len(line) > 1 else line[0])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.pending.setdefault(report.nodeid, []).append(report)
@@ -643,13 +654,13 @@ class _ReportCollector:
                     if self.config.getoption("grading") else [])
         if tampered and status != TestStatus.SKIPPED:
             status, message = TestStatus.FAILED, "tampering detected: " + "; ".join(tampered)
-            _emit(self.config, {"event": records.Event.TAMPER, "exercise": ex.id, "reason": "; ".join(tampered)})
+            self.held.append({"event": records.Event.TAMPER, "exercise": ex.id, "reason": "; ".join(tampered)})
         not_started = any(dict(r.user_properties).get("not_started") for r in reports)
         duration = sum(r.duration for r in reports)
-        _emit(self.config, {"event": records.Event.RESULT, "nodeid": report.nodeid, "exercise": ex.id,
-                            "status": status, "message": message[:4000],
-                            "not_started": not_started, "duration": round(duration, 4),
-                            "checked_in_executor": checked_in_executor})
+        self.held.append({"event": records.Event.RESULT, "nodeid": report.nodeid, "exercise": ex.id,
+                          "status": status, "message": message[:4000],
+                          "not_started": not_started, "duration": round(duration, 4),
+                          "checked_in_executor": checked_in_executor})
         progress = self.config.stash[_PROGRESS].setdefault(ex.id, _Progress())
         progress.ran.add(_visibility(ex, item))
         if status == TestStatus.PASSED:
@@ -664,15 +675,21 @@ class _ReportCollector:
                 progress.not_started_because = message.removeprefix(feedback.not_started(""))
             progress.first_failure = progress.first_failure or report.nodeid.split("::", 1)[-1]
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_terminal_summary(self, terminalreporter, exitstatus: int):
-        if self.config.getoption("grading") and self.config.stash.get(_REPORT, None) is not None:
-            terminalreporter._tw.flush()
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        """The session's last record, after a grading child's end mark (a grading session has
+        no terminal to print after it: ``grader.engine.sandbox._session``)."""
+        if self.config.stash.get(_REPORT, None) is None:
+            return
+        if self.config.getoption("grading"):
             sys.stdout.flush()
             sys.stderr.flush()
             with contextlib.suppress(OSError):  # an output the submission closed
                 os.write(1, records.OUTPUT_END)
-        _emit(self.config, {"event": records.Event.FINISHED, "exitstatus": int(exitstatus)})
+        self._send({"event": records.Event.FINISHED, "exitstatus": int(exitstatus)})
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
         try:
             return (yield)
         finally:

@@ -341,15 +341,17 @@ def _session(kit: Path, exercises: list[catalog.Exercise], test_s: float) -> lis
     # Plugins are named, not discovered (PYTEST_DISABLE_PLUGIN_AUTOLOAD): whatever else is
     # installed (anyio's plugin alone imports for 2 s) stays out of the grading child. Nor
     # does it need pytest's unraisable-exception hook, whose full gc at exit costs ~0.7 s.
-    # --tb=no: the plugin writes each failure's message itself. No log capture either, nor
-    # pytest's warning capture, which wraps every test in its own filters (65 us a test; the
-    # kit's tests only ever ignore warnings, and a warning never decides a verdict), nor
-    # pytest-timeout: the plugin times every exercise test itself (grader._timelimit).
+    # No log capture, nor pytest's warning capture, which wraps every test in its own filters
+    # (65 us a test; the kit's tests only ever ignore warnings, and a warning never decides a
+    # verdict), nor pytest-timeout: the plugin times every exercise test itself (grader._timelimit).
     # pytest's faulthandler would write to a copy of the stderr it found at start, which in a
     # fork server's child is the server's: the plugin turns it on, on whatever fd 2 is. No kit
     # test is a unittest case or takes pytest's subtests: their hooks ran on every report of
-    # every test all the same (about 0.05 ms a test, measured in a whole-catalog child).
-    return ["-q", "--no-header", "--tb=no", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+    # every test all the same (about 0.05 ms a test, measured in a whole-catalog child). Nor
+    # pytest's terminal: the grader keeps a child's output only up to the plugin's end mark,
+    # which came before pytest's summary; its progress letters cost a report hook's work and a
+    # write after every test (a whole-catalog child: 40 ms), and read only as noise.
+    return ["-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
             "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler", "-p", "no:unittest",
             "-p", "no:subtests", "-p", "grader.pytest_plugin",
             "-p", "_hypothesis_pytestplugin", "--rootdir", str(kit),
