@@ -155,7 +155,7 @@ def learner_message(exc: BaseException, tb, impl_root: Path, public_test: Path |
     lines = [message_text(exc, plain)]
     frames = _frames(tb)
     if public_test is not None:
-        here = [(name, line) for name, line, _ in frames if _resolved_file(name) == public_test]
+        here = [(name, line) for name, line, _ in frames if resolved(name) == public_test]
         if here:
             lines.append(f"in {shown_path(public_test, public_test.parent)}, line {here[-1][1]}: "
                          f"{_source_line(*here[-1])}")
@@ -169,7 +169,7 @@ def where_in_learner_code(tb, impl_root: Path) -> list[str]:
     of traceback ``tb`` in files under ``impl_root``, test files left out."""
     # Test files are never the learner's code, even when the root holds them (``--impl-root
     # solutions`` in the kit itself): a hidden test's path and line stay out of the message.
-    mine = [f for f in _frames(tb) if _resolved_file(f[0]).is_relative_to(impl_root)
+    mine = [f for f in _frames(tb) if inside(Path(f[0]), impl_root)
             and catalog.exercise_for_test_file(Path(f[0])) is None]
     lines = ["raised in your code:"] if mine else []
     for filename, line, function in mine[-4:]:
@@ -191,9 +191,10 @@ def _source_line(filename: str, line: int) -> str:
     return linecache.getline(filename, line).strip()
 
 
-@functools.lru_cache(maxsize=1024)  # per frame of every failure: a path resolved lstat-s each part
-def _resolved_file(filename: str) -> Path:
-    return Path(filename).resolve()
+@functools.lru_cache(maxsize=4096)  # per frame of every failure, and per test: resolving lstat-s each part
+def resolved(path: str) -> Path:
+    """``path`` resolved, remembered: source files do not move while tests run."""
+    return Path(path).resolve()
 
 
 def shown_path(path: Path, root: Path) -> str:
@@ -209,8 +210,4 @@ def shown_path(path: Path, root: Path) -> str:
 
 
 def inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root)
-    except ValueError:
-        return False
-    return True
+    return resolved(str(path)).is_relative_to(root)

@@ -18,7 +18,6 @@ import argparse
 import atexit
 import contextlib
 import faulthandler
-import functools
 import gc
 import importlib
 import json
@@ -211,14 +210,9 @@ def _visibility(ex: catalog.Exercise, item: pytest.Item) -> Visibility:
     collection: a whole-catalog child reports thousands)."""
     found = item.stash.get(_VISIBILITY, None)
     if found is None:
-        found = item.stash[_VISIBILITY] = (Visibility.HIDDEN if _resolved(str(item.path)) == ex.hidden_tests
+        found = item.stash[_VISIBILITY] = (Visibility.HIDDEN if feedback.resolved(str(item.path)) == ex.hidden_tests
                                            else Visibility.VISIBLE)
     return found
-
-
-@functools.cache  # after every test: resolving the path each time cost 0.1 ms of each
-def _resolved(path: str) -> Path:
-    return Path(path).resolve()
 
 
 def _check_libraries(ex: catalog.Exercise) -> tuple[str, ...]:
@@ -508,7 +502,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
                                         f"{ex.relpath} still raises NotImplementedError")
         item.user_properties.append(("not_started", True))
     else:
-        public = _resolved(str(item.path)) if _visibility(ex, item) == Visibility.VISIBLE else None
+        public = feedback.resolved(str(item.path)) if _visibility(ex, item) == Visibility.VISIBLE else None
         longrepr = feedback.learner_message(call.excinfo.value, call.excinfo.tb, item.config.stash[_IMPL_ROOT],
                                             public, plain=(pytest.fail.Exception,))
     sections = [(f"Captured {key} {when}", content) for when, key, content in item._report_sections]
