@@ -19,7 +19,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import autograd_function, check_gradients
 from grader.checks._held import HeldTensor, tensors_held_by
-from grader.checks._loading import load_batches
+from grader.checks._loading import load_batches, where_the_submission_lives
 from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
 from grader.checks._saved import count_saved_tensors
@@ -60,4 +60,5 @@ __all__ = [
     "summary_writer",
     "tensors",
     "tensors_held_by",
+    "where_the_submission_lives",
 ]

@@ -1189,6 +1189,11 @@ class RemoteObject:
         (``grader.checks.load_batches``)."""
         return self._executor.call(self._ident, (self,), loader_kwargs, builtin="loader")
 
+    def run_in_executor(self, name: str, *args: Any) -> Any:
+        """``name(*args)``, one of the torch functions a test runs where the submission lives,
+        run in the executor (``grader.checks.where_the_submission_lives``)."""
+        return self._executor.call(self._ident, args, {}, builtin=name)
+
     def __enter__(self) -> Any:
         return self._executor.call_method(self._ident, "__enter__", (), {})
 

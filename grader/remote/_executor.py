@@ -25,7 +25,7 @@ import pickle
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +218,7 @@ class _Executor:
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
         self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
-        fn = {"deepcopy": copy.deepcopy, "exit": _exit, "loader": _load_batches}.get(header.get("builtin")) \
-            or self.objects[header["id"]]
+        fn = _builtin(header.get("builtin")) or self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
         autocast_on = {device_type: wire.decode(dtype, blobs)
@@ -577,6 +576,21 @@ def _collecting(enabled: bool) -> Iterator[None]:
         (gc.enable if before else gc.disable)()
 
 
+def _builtin(name: Any) -> Callable | None:
+    """The function a call names instead of an object: a copy, a context's exit, one of the
+    kit's checks that run where the submission lives; None for no name. Raises ``WireError``
+    for a name of no such function."""
+    if name is None:
+        return None
+    if name in _BUILTINS:
+        return _BUILTINS[name]
+    from grader.checks._loading import WHERE_THE_SUBMISSION_LIVES, named_function
+
+    if name not in WHERE_THE_SUBMISSION_LIVES:
+        raise wire.WireError(f"no function {str(name)[:100]!r} to call")
+    return named_function(name)
+
+
 def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
     """``grader.checks.load_batches`` of a dataset of this process (imported when asked)."""
     from grader.checks import load_batches
@@ -587,6 +601,9 @@ def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
 def _exit(manager: Any, exc: BaseException | None) -> Any:
     """``manager.__exit__`` as a ``with`` block that ended with ``exc`` (None: normally) calls it."""
     return manager.__exit__(None if exc is None else type(exc), exc, None)
+
+
+_BUILTINS: dict[str, Callable] = {"deepcopy": copy.deepcopy, "exit": _exit, "loader": _load_batches}
 
 
 def _references(t: Any) -> int:

@@ -250,13 +250,18 @@ class Described:
         self.tensors[tid], self.tensor_ids[id(t)] = t, tid
         return tid
 
-    def shared_node(self, t, out: list[bytes]) -> dict:
-        """A shared tensor's node (its data too: the trusted side may no longer hold it)."""
+    def shared_node(self, t, out: list[bytes], *, parameter: bool = False) -> dict:
+        """A shared tensor's node (its data too: the trusted side may no longer hold it).
+        ``parameter``: it is a module's parameter, a ``Parameter`` there (a loaded TorchScript
+        module's parameters are plain tensors here)."""
         tid = self.tensor_id(t)
         if tid is None:
             tid = self.new_id()
             self.tensors[tid], self.tensor_ids[id(t)] = t, tid
-        return {"k": "shared", "t": tid, "v": wire.encode_tensor(t, out, with_grad=True)}
+        value = wire.encode_tensor(t, out, with_grad=True)
+        if parameter:
+            value["parameter"] = True
+        return {"k": "shared", "t": tid, "v": value}
 
     def shared_view_node(self, t, out: list[bytes]) -> dict | None:
         """The node of ``t`` as a view of a shared tensor (``t._base``), which the trusted side
@@ -305,7 +310,8 @@ class Described:
         return {"id": ident, "type": type(module).__qualname__[:200], "base": base.__name__, "local": local,
                 "own": own, "overrides": [] if local or own else remote,
                 "training": bool(module.training),
-                "params": [[k, None if v is None else self.shared_node(v, out)] for k, v in module._parameters.items()],
+                "params": [[k, None if v is None else self.shared_node(v, out, parameter=True)]
+                           for k, v in module._parameters.items()],
                 "buffers": [[k, None if v is None else self.shared_node(v, out), k not in transient]
                             for k, v in module._buffers.items()],
                 "children": [[k, None if v is None else visit(v)] for k, v in module._modules.items()],

@@ -406,3 +406,19 @@ def test_load_batches_is_one_epoch_of_a_data_loader_here_for_a_dataset_of_this_p
     expected = list(DataLoader(data, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(1)))
     assert len(batches) == len(expected) == 3
     assert all(torch.equal(a[0], b[0]) for a, b in zip(batches, expected, strict=True))
+
+
+def test_where_the_submission_lives_runs_here_for_a_module_of_this_process_and_names_its_functions(tmp_path):
+    import types
+
+    from grader.checks import where_the_submission_lives
+
+    impl = types.ModuleType("impl")  # a submission imported by the tests' own process
+    linear, x = torch.nn.Linear(2, 2), torch.randn(3, 2)
+    scripted = where_the_submission_lives(impl, "torch.jit.script", linear)
+    assert isinstance(scripted, torch.jit.ScriptModule)
+    torch.jit.save(scripted, tmp_path / "m.pt")
+    loaded = where_the_submission_lives(impl, "torch.jit.load", tmp_path / "m.pt")
+    torch.testing.assert_close(loaded(x), linear(x))
+    with pytest.raises(ValueError, match="name must be one of torch.jit.load"):
+        where_the_submission_lives(impl, "torch.load", tmp_path / "m.pt")

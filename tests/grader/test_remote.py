@@ -374,6 +374,12 @@ MODULE = textwrap.dedent('''
         def tiny(cls):
             return cls([1, 1])
 
+    def save_scripted(model, path):
+        torch.jit.save(torch.jit.script(model), path)
+
+    def exported(model, example):
+        return torch.export.export(model, (example,))
+
     class Tied(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -812,6 +818,29 @@ def test_a_handle_is_indexed_there_and_a_data_loader_over_it_loads_there(module)
                            generator=torch.Generator().manual_seed(0), timeout=30)
     assert sorted(float(v) for values, _ in batches for v in values) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert all(int(p) not in (os.getpid(), pid) for _, pids in batches for p in pids)  # the workers', forked there
+
+
+def test_torch_programs_are_scripted_saved_and_loaded_where_the_submission_lives(module, executor, tmp_path):
+    # Loaded here, a file the submission wrote could run code of its choosing (torch.jit.load and
+    # torch.export.load unpickle): each is loaded there, and what it made is the executor's.
+    from grader.checks import where_the_submission_lives
+    from grader.remote._mirror import OWNER
+
+    torch.manual_seed(0)
+    mlp, x = module.MLP([2, 3, 1]), torch.randn(4, 2)
+    with torch.no_grad():
+        expected = mlp(x)
+        scripted = where_the_submission_lives(module, "torch.jit.script", mlp)
+        module.save_scripted(mlp, tmp_path / "mlp.pt")
+        loaded = where_the_submission_lives(module, "torch.jit.load", tmp_path / "mlp.pt")
+        where_the_submission_lives(module, "torch.export.save", module.exported(mlp, x), tmp_path / "mlp.pt2")
+        program = where_the_submission_lives(module, "torch.export.load", str(tmp_path / "mlp.pt2"))
+        for made in (scripted, loaded, program.module()):
+            assert OWNER[made][0] is executor
+            torch.testing.assert_close(made(x), expected)
+        # A loaded TorchScript module's parameters are plain tensors there: parameters here.
+        assert [type(p) for p in loaded.parameters()] == [torch.nn.Parameter] * 4
+    assert isinstance(program, RemoteObject)
 
 
 class _Scale:
