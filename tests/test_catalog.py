@@ -37,6 +37,31 @@ def test_no_suite_graded_apart_patches_or_traces_its_own_process(ex):
         assert not found, f"{path.relative_to(catalog.KIT_ROOT)} uses {found}: use grader.checks.record_calls"
 
 
+# Loaders that unpickle what they read (their own documentation warns so): given a file the
+# submission wrote, they would run code of its choosing in the tests' process. torch.load is
+# safe with weights_only=True only.
+_UNPICKLING = {("jit", "load"), ("export", "load"), ("pickle", "load"), ("pickle", "loads"), ("np", "load"),
+               ("numpy", "load"), ("dill", "load")}
+
+
+@pytest.mark.parametrize("ex", [ex for ex in EXERCISES if ex.separate_process], ids=lambda e: e.id)
+def test_no_suite_graded_apart_unpickles_in_its_own_process(ex):
+    """A suite graded apart loads TorchScript and exported programs where the submission lives
+    (``grader.checks.where_the_submission_lives``), and checkpoints with ``weights_only=True``."""
+    for path in (ex.public_tests, ex.hidden_tests):
+        found = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            owner = node.func.value
+            name = (owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None), node.func.attr)
+            safe = {(k.arg, getattr(k.value, "value", None)) for k in node.keywords} >= {("weights_only", True)}
+            if name in _UNPICKLING or (name == ("torch", "load") and not safe):
+                found.append(f"line {node.lineno}: {'.'.join(name)}")
+        assert not found, (f"{path.relative_to(catalog.KIT_ROOT)} unpickles in the tests' process ({found}): "
+                           "use grader.checks.where_the_submission_lives, or torch.load(..., weights_only=True)")
+
+
 def _of_monkeypatch(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "monkeypatch"
 
