@@ -6,6 +6,8 @@ torch.jit warns that it is deprecated on every call; these tests ignore warnings
 import pytest
 import torch
 
+from grader.checks import where_the_submission_lives
+
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 
@@ -22,7 +24,7 @@ def test_export_scripted_round_trip_keeps_both_branches(impl, tmp_path):
     torch.manual_seed(0)
     model = impl.BranchNet(2)
     impl.export_scripted(model, tmp_path / "branch.pt")
-    loaded = torch.jit.load(tmp_path / "branch.pt")
+    loaded = where_the_submission_lives(impl, "torch.jit.load", tmp_path / "branch.pt")
     x = torch.tensor([[1.0, 2.0], [0.5, 0.5]])
     with torch.no_grad():
         for sign in (1, -1):
