@@ -32,6 +32,7 @@ MODULE = textwrap.dedent('''
     import contextlib
     import dataclasses
     import gc
+    import io
     import os
     import random
     import time
@@ -379,6 +380,29 @@ MODULE = textwrap.dedent('''
 
     def exported(model, example):
         return torch.export.export(model, (example,))
+
+    class _Payload:
+        def __init__(self, mark):
+            self.mark = mark
+
+        def __reduce__(self):  # run by whoever unpickles it: writes that process's id
+            return (exec, (f"open({self.mark!r}, 'w').write(str(__import__('os').getpid()))",))
+
+    def save_poisoned_program(model, example, path, mark):
+        """A program file whose sample inputs are a pickle that runs code when loaded
+        (torch.export.load falls back to unpickling anything)."""
+        import zipfile
+
+        plain = str(path) + ".plain"
+        torch.export.save(torch.export.export(model, (example,)), plain)
+        with zipfile.ZipFile(plain) as read, zipfile.ZipFile(path, "w") as write:
+            for item in read.infolist():
+                data = read.read(item.filename)
+                if item.filename.endswith("sample_inputs/model.pt"):
+                    buffer = io.BytesIO()
+                    torch.save(_Payload(mark), buffer)
+                    data = buffer.getvalue()
+                write.writestr(item, data)
 
     class Tied(torch.nn.Module):
         def __init__(self):
@@ -841,6 +865,18 @@ def test_torch_programs_are_scripted_saved_and_loaded_where_the_submission_lives
         # A loaded TorchScript module's parameters are plain tensors there: parameters here.
         assert [type(p) for p in loaded.parameters()] == [torch.nn.Parameter] * 4
     assert isinstance(program, RemoteObject)
+
+
+def test_a_program_file_that_runs_code_when_loaded_runs_it_in_the_submissions_process(module, tmp_path):
+    from grader.checks import where_the_submission_lives
+
+    mark = tmp_path / "loaded-by"
+    module.save_poisoned_program(module.MLP([2, 1]), torch.randn(1, 2), str(tmp_path / "p.pt2"), str(mark))
+    # Once the code ran, torch's loader fails on what it unpickled (its assertion, or first the
+    # warning it logs with a missing argument): which, depends on torch's version and logging.
+    with pytest.raises((AssertionError, TypeError)):
+        where_the_submission_lives(module, "torch.export.load", tmp_path / "p.pt2")
+    assert int(mark.read_text()) == module.own_pid() != os.getpid()
 
 
 class _Scale:
