@@ -584,11 +584,12 @@ def _builtin(name: Any) -> Callable | None:
         return None
     if name in _BUILTINS:
         return _BUILTINS[name]
-    from grader.checks._loading import WHERE_THE_SUBMISSION_LIVES, named_function
+    from grader.checks._loading import named_function
 
-    if name not in WHERE_THE_SUBMISSION_LIVES:
-        raise wire.WireError(f"no function {str(name)[:100]!r} to call")
-    return named_function(name)
+    try:
+        return named_function(str(name))
+    except ValueError:
+        raise wire.WireError(f"no function {str(name)[:100]!r} to call") from None
 
 
 def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
