@@ -58,7 +58,7 @@ OS_LEVEL = ["cancel_time_limit", "disk_fill", "forkserver_escape", "hang_in_c",
             "shared_state_and_host_knobs", "stack_overflow"]
 SHM_KEY = 0x0D11115  # shared_state_and_host_knobs.KEY
 # A second per test: the hangs (infinite_loop in each of its tests, the two that overrun it until
-# the grader stops their run) busy-loop to their limits, the suite's costliest seconds, while the
+# the grader stops their run) busy-loop to their limits, among the suite's costliest seconds, while the
 # honest reference's slowest test takes 0.11 s with four processes sharing this machine's two cores.
 LIMITS = Limits(wall_s=120, test_s=1, nproc=64, disk_mb=48)
 
