@@ -128,25 +128,45 @@ def _make(ex: catalog.Exercise, operator: str, original: str, mutated: str) -> M
 def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
     """What ``cosmic_ray.mutating.mutate_code`` makes of ``source``, occurrence by occurrence.
 
-    mutate_code parses the source again for every occurrence (parso: 80% of generating a whole
-    catalog's mutants); each occurrence here walks a fresh copy of one parse instead, unpickled
-    (8x faster than parsing), since the walk edits the tree it is given."""
+    mutate_code parses the source again for every occurrence and walks the whole tree to reach it
+    (parso: 80% of generating a whole catalog's mutants). Here one walk of one parse finds every
+    occurrence, in mutate_code's order (a node before its children, each node's positions in turn);
+    each is applied to a copy of its node alone (hung from the same parent, which operators read),
+    whose code then takes the place of the node's text, prefix included (a node the operator
+    removes leaves nothing): the same module text, checked over the whole catalog when this
+    replaced the walk per occurrence (17.6 s -> 2.9 s for its 2590 mutants)."""
     import parso
-    from cosmic_ray.mutating import MutationVisitor
     from cosmic_ray.plugins import get_operator
 
-    parsed = pickle.dumps(parso.parse(source), protocol=pickle.HIGHEST_PROTOCOL)
+    lines = parso.split_lines(source, keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(pos: tuple[int, int]) -> int:
+        return starts[pos[0] - 1] + pos[1]
+
+    nodes = []
+    pending = [parso.parse(source)]
+    while pending:  # pre-order, as cosmic-ray's walk visits them
+        node = pending.pop()
+        nodes.append(node)
+        pending.extend(reversed(getattr(node, "children", ())))
     for name in COSMIC_RAY_OPERATORS:
         operator = get_operator(name)()
-        occurrence = 0
-        while True:
-            visitor = MutationVisitor(occurrence, operator)
-            mutated = visitor.walk(pickle.loads(parsed))
-            if not visitor.mutation_applied:
-                break
-            occurrence += 1
-            if mutant := _make(ex, name, source, mutated.get_code()):
-                yield mutant
+        for node in nodes:
+            for index, _ in enumerate(operator.mutation_positions(node)):
+                parent, node.parent = node.parent, None  # copied alone, not with the tree it hangs in
+                try:
+                    copy = pickle.loads(pickle.dumps(node, protocol=pickle.HIGHEST_PROTOCOL))
+                finally:
+                    node.parent = parent
+                copy.parent = parent  # operators read the node's context (an operator's parent)
+                mutated = operator.mutate(copy, index)
+                text = "" if mutated is None else mutated.get_code()
+                changed = source[:offset(node.get_start_pos_of_prefix())] + text + source[offset(node.end_pos):]
+                if mutant := _make(ex, name, source, changed):
+                    yield mutant
 
 
 def _tensor_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
