@@ -25,14 +25,18 @@ pytestmark = pytest.mark.time_limit(10)
 
 
 class FakeDevice:
-    def __init__(self, threshold: int, *, cyclic: bool = False) -> None:
+    def __init__(self, threshold: int, *, cyclic: bool = False, max_calls: int | None = None) -> None:
         self.threshold = threshold
         self.cyclic = cyclic  # a failed try's tensors sit in a reference cycle: only gc frees them
+        self.max_calls = max_calls  # past it, a try raises: a search that never ends fails at once
         self.calls: list[int] = []
         self.failed_tensors: list[weakref.ref] = []
         self.alive_at_call: list[int] = []
 
     def __call__(self, n: int) -> None:
+        if self.max_calls is not None and len(self.calls) >= self.max_calls:
+            raise RuntimeError(f"fake device: try_batch called more than {self.max_calls} times, "
+                               "the search does not end")
         self.alive_at_call.append(sum(ref() is not None for ref in self.failed_tensors))
         self.calls.append(n)
         activations = torch.empty(min(n, 4096))  # what a real try would hold when it fails
@@ -162,8 +166,11 @@ def test_rejects_start_and_limit_that_are_not_ints(impl):
 
 
 def test_rejects_bad_start(impl):
-    assert_raises_naming(ValueError, "start", impl.max_batch_size, FakeDevice(10), start=0, limit=10)
-    assert_raises_naming(ValueError, "start", impl.max_batch_size, FakeDevice(10), start=-3, limit=10)
+    # A search that accepts start=0 doubles 0 for ever: past 1000 tries (a correct one raises before
+    # its first) the device raises, and the test fails at once, not at its time limit.
+    for start in (0, -3):
+        assert_raises_naming(ValueError, "start", impl.max_batch_size, FakeDevice(10, max_calls=1000),
+                             start=start, limit=10)
 
 
 def test_rejects_limit_below_start(impl):
