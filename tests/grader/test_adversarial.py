@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog
-from grader.engine import jail
+from grader.engine import jail, sandbox
 from grader.engine.sandbox import Limits
 from grader.engine.scoring import score_submission
 from grader.workflows.batch import run_batch
@@ -61,6 +61,11 @@ SHM_KEY = 0x0D11115  # shared_state_and_host_knobs.KEY
 # the grader stops their run) busy-loop to their limits, among the suite's costliest seconds, while the
 # honest reference's slowest test takes 0.11 s with four processes sharing this machine's two cores.
 LIMITS = Limits(wall_s=120, test_s=1, nproc=64, disk_mb=48)
+# And 3 s, not the product's 10, past that second before the grader stops a test from outside: the
+# two that cancel or escape the child's own limit busy-loop that long, three times each (their
+# child and the two fresh ones after it), in both modes. A submission's setup here is one small
+# module's import.
+GRACE_S = 3.0
 
 pytestmark = pytest.mark.timeout(1200)
 
@@ -152,6 +157,7 @@ def batch(tmp_path_factory):
     before = hashlib.sha256(kit_file.read_bytes()).hexdigest()
     mp = pytest.MonkeyPatch()
     mp.setenv("DRILLS_FAKE_SECRET", SECRET)
+    mp.setattr(sandbox, "OUTSIDE_GRACE_S", GRACE_S)
     try:
         gradebook = run_batch(folder, out, exercise_ids=[EX.id], jobs=2, limits=LIMITS,
                               log=lambda m: None)
@@ -177,7 +183,8 @@ def scored(tmp_path_factory):
         target.parent.mkdir(parents=True)
         target.write_text(_hostile(CORPUS / f"{name}.py", 9, folder, out))
         roots[name] = folder / name
-    with ThreadPoolExecutor(2) as pool:
+    with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(2) as pool:
+        mp.setattr(sandbox, "OUTSIDE_GRACE_S", GRACE_S)
         reports = dict(zip(roots, pool.map(
             lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder]).to_dict(),
             roots.values())))

@@ -126,10 +126,10 @@ def test_a_negative_test_timeout_is_refused():
 def test_a_time_limit_marker_shortens_a_tests_limit_and_a_shorter_test_timeout_still_wins(tmp_path):
     # memory_debugging's tests are marked time_limit(10): a search that never ends fails in 10 s.
     ex = catalog.get_exercise("pytorch.performance.memory_debugging")
-    text = ex.reference.read_text() + (
+    text = ex.reference.read_text() + (  # a search that never ends, asleep: the limit, not a core, is spent
         "\n\ndef max_batch_size(try_batch, *, start=1, limit=65536):\n"
-        "    while True:\n"
-        "        pass\n")
+        "    import time\n"
+        "    time.sleep(3600)\n")
     root = make_submission(tmp_path, {ex: text})
     args = (str(ex.public_tests), "--impl-root", str(root), "-k", "finds_the_largest_batch")
     marked = _pytest(*args)
