@@ -43,6 +43,48 @@ def test_tensor_operators_make_what_cosmic_ray_lacks():
     assert "pass" in found["drills/RemoveStatement"]  # y.add_(z) and the assignment
 
 
+# Something for each of cosmic-ray's operators the kit uses, some of it nested and decorated.
+EVERY_OPERATOR = '''import functools
+
+
+@functools.lru_cache(maxsize=2)
+@functools.wraps(print)
+def f(a, b=3, *, c=-1.5):
+    """Doc."""
+    total = a + b - c * 2 / 4 ** 2 // 1
+    for i in range(a):  # a comment
+        if i < b and i <= c or not i > 0 and i >= -b:
+            break
+        elif a == b or a != c or a is None or b is not None:
+            continue
+        total += i if True else False
+    while False:
+        pass
+    return [x * (x - 1) for x in (1, 2.5, 0x10)]
+'''
+
+
+def test_operators_occurrences_are_what_cosmic_rays_own_mutate_code_makes():
+    # The kit finds each operator's occurrences in one walk and edits a copy of one node
+    # (mutants._cosmic_ray_mutants); cosmic-ray parses and walks the module again for each.
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator
+
+    expected = []
+    for name in mutants.COSMIC_RAY_OPERATORS:
+        occurrence = 0
+        while (mutated := mutate_code(EVERY_OPERATOR, get_operator(name)(), occurrence)) is not None:
+            occurrence += 1
+            try:
+                compile(mutated, "module.py", "exec")
+            except SyntaxError:
+                continue
+            expected.append((name, mutated))
+    found = [(m.operator, m.source) for m in mutants._cosmic_ray_mutants(EX, EVERY_OPERATOR)]
+    assert {name for name, _ in expected} == set(mutants.COSMIC_RAY_OPERATORS)  # each one occurs
+    assert found == expected
+
+
 def test_every_mutant_compiles_differs_and_has_a_unique_stable_id():
     first, second = mutants.generate(EX), mutants.generate(EX)
     reference = EX.reference.read_text()
