@@ -133,8 +133,7 @@ def _cosmic_ray_mutants(ex: catalog.Exercise, source: str) -> Iterator[Mutant]:
     occurrence, in mutate_code's order (a node before its children, each node's positions in turn);
     each is applied to a copy of its node alone (hung from the same parent, which operators read),
     whose code then takes the place of the node's text, prefix included (a node the operator
-    removes leaves nothing): the same module text, checked over the whole catalog when this
-    replaced the walk per occurrence (17.6 s -> 2.9 s for its 2590 mutants)."""
+    removes leaves nothing): the module text mutate_code makes, at a sixth of the cost."""
     import parso
     from cosmic_ray.plugins import get_operator
 

@@ -233,7 +233,7 @@ def pairwise_sq_dists(a: Tensor, b: Tensor) -> Tensor:
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
 def test_a_test_that_cancels_its_limit_is_stopped_from_outside_and_the_rest_still_count(tmp_path, fork,
                                                                                       monkeypatch):
-    # 2 s of grace past the limit, not the product's 10: the test busy-loops until it is stopped.
+    # 2 s of grace past the limit, not the product's 10: 8 s less to wait for the stop from outside.
     monkeypatch.setattr(sandbox, "OUTSIDE_GRACE_S", 2.0)
     reference = (catalog.KIT_ROOT / "solutions" / BROADCASTING.relpath).read_text()
     affine = reference[reference.index("def batched_affine"):]
