@@ -27,7 +27,7 @@ import weakref
 from functools import cache
 from typing import Any
 
-from grader.remote import _keras, _tfgrad
+from grader.remote import _keras, _tfgrad, _tfgraph
 from grader.remote import _wire as wire
 from grader.remote._kept import is_kept_kind
 from grader.remote._sync import replace_tensors, vector_jacobian
@@ -268,9 +268,11 @@ class Callbacks:
         try:
             if "callback_vjp" in message:
                 return (self._tf_vjp if message.get("tf") is True else self._vjp)(message, blobs, out), out
-            fn = self.function(message["callback"])
+            fn = self.function(message.get("callback", message.get("callback_trace")))
             if fn is None:  # a hook of an object freed here: removed with it
                 raise LookupError("a function of the tests that is gone")
+            if "callback_trace" in message:
+                return _tfgraph.traced(executor, fn, message, blobs, out), out
             executor.mirrors.take(message["shared"], blobs)
             sent: list = []
             # Made for the submission's tape: the call is recorded on tapes of this side's.
@@ -321,6 +323,10 @@ class Stub:
     """The executor's stand-in for a test's callable object (or bound method, or partial):
     calling it calls the object in the trusted process (``Caller.call``)."""
 
+    # What TensorFlow's autograph reads as one of its own: it calls a stand-in as it is, rather
+    # than rewrite the kit's code while the submission traces a test's function.
+    autograph_info__: dict = {}
+
     def __init__(self, caller: Caller, cid: int, name: str) -> None:
         self._caller, self._id, self.__name__ = caller, cid, name
         self.__qualname__ = name
@@ -349,6 +355,7 @@ def _function_stub(caller: Caller, cid: int, name: str) -> types.FunctionType:
         return caller.call(cid, args, kwargs)
 
     stub.__name__ = stub.__qualname__ = name
+    stub.autograph_info__ = Stub.autograph_info__  # called as it is by autograph (``Stub``)
     _FUNCTION_STUBS[stub] = cid
     return stub
 
@@ -373,6 +380,7 @@ class Caller:
         self.dropped: list[int] = []  # sent with the next answer: the trusted side forgets them
         self.keras_proxies: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # call id -> proxy
         self.keras_variables = _keras.Variables(self._keras_listed)  # those proxies' variables, by the test's ids
+        self.traced_variables: list = []  # the test's variables its traced functions use (``_tfgraph``)
 
     def keras_proxy(self, node: dict, blobs: list[bytes]) -> _keras.KerasProxy:
         """The proxy of a test's Keras layer (one per layer while it is held), with the
@@ -394,7 +402,8 @@ class Caller:
         when it hears that their proxies' callbacks were dropped)."""
         variables = self.keras_variables
         return {variables.ident(v) for proxy in self.keras_proxies.values()
-                for v in object.__getattribute__(proxy, "_variables")}
+                for v in object.__getattribute__(proxy, "_variables")} | {
+                variables.ident(v) for v in self.traced_variables}
 
     def stub(self, node: dict) -> Any:
         cid = node["i"]
@@ -428,7 +437,8 @@ class Caller:
         import torch
 
         executor, out, sent, tf_sources = self.executor, [], [], []
-        if "tensorflow" in sys.modules and not sys.modules["tensorflow"].executing_eagerly():
+        tracing = "tensorflow" in sys.modules and not sys.modules["tensorflow"].executing_eagerly()
+        if tracing and (variables or cid in self.keras_proxies):
             raise TypeError(_tfgrad.GRAPH_REFUSED)
 
         def first(value: Any) -> dict | None:
@@ -446,6 +456,8 @@ class Caller:
             return wire.encode(value, out, first=first, opaque=lambda v: executor.opaque(v, out),
                                instances=instance_kind)
 
+        if tracing:  # the submission traces the test's function: it crosses as its graph
+            return _tfgraph.called(self, cid, args, kwargs, encode, out)
         grad = torch.is_grad_enabled()
         message = {"callback": cid, "args": encode(tuple(args)), "kwargs": encode(dict(kwargs)),
                    "shared": executor.described.changes(out),

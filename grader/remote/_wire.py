@@ -217,7 +217,7 @@ def _numpy_if_loaded():
 TF_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
 _TF_CARRIED = TF_DTYPES | {"string"}
-TF_KINDS = frozenset({"tf_tensor", "tf_variable", "tf_dtype"})
+TF_KINDS = frozenset({"tf_tensor", "tf_variable", "tf_dtype", "tf_spec"})
 
 
 def _of_tensorflow(value: Any) -> bool:
@@ -251,12 +251,19 @@ def is_tf_source(value: Any) -> bool:
 
 def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     """The node of an eager tensor or a ``tf.Variable`` of a dtype in ``TF_DTYPES`` (its data, dtype,
-    shape and device; a variable's name and whether it is trainable too), of a ``tf.DType``; None for
+    shape and device; a variable's name and whether it is trainable too), of a ``tf.DType``, of a
+    ``tf.TensorSpec`` of a carried dtype (its shape, known or not, dtype and name); None for
     anything else."""
     import tensorflow as tf
 
     if type(value) is tf.DType:
         return {"k": "tf_dtype", "v": value.name} if value.name in _TF_CARRIED else None
+    if type(value) is tf.TensorSpec:
+        if value.dtype.name not in _TF_CARRIED:
+            return None
+        shape = None if value.shape.rank is None else [None if d is None else int(d) for d in value.shape.as_list()]
+        return {"k": "tf_spec", "shape": shape, "dtype": value.dtype.name,
+                "name": None if value.name is None else str(value.name)[:200]}
     if isinstance(value, tf.Variable):
         if value.dtype.name not in TF_DTYPES:
             return None
@@ -335,6 +342,12 @@ def decode_tf(node: dict, blobs: list[bytes]) -> Any:
     kind = node["k"]
     if kind == "tf_dtype":
         return _tf_dtype(node["v"])
+    if kind == "tf_spec":
+        shape = node["shape"]
+        if shape is not None:
+            shape = [None if d is None else _dim(d) for d in as_list(shape)]
+        name = node["name"]
+        return tf.TensorSpec(shape, _tf_dtype(node["dtype"]), name=None if name is None else _str(name))
     if kind == "tf_variable":
         value = decode_tf(node["v"], blobs)
         if not isinstance(value, tf.Tensor):

@@ -163,10 +163,15 @@ def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
     {"k": "tf_tensor", "dtype": "float32", "shape": [2], "device": 5, "blob": 0},       # a device not named
     {"k": "tf_dtype", "v": "variant"},
     {"k": "tf_variable", "v": {"k": "tf_dtype", "v": "float32"}, "trainable": True, "name": "v"},
+    {"k": "tf_spec", "shape": [None, -1], "dtype": "float32", "name": None},             # a negative dimension
+    {"k": "tf_spec", "shape": None, "dtype": "resource", "name": None},                  # not carried
+    {"k": "tf_spec", "shape": [2], "dtype": "float32", "name": 7},                        # a name not a string
 ])
 def test_a_malformed_tensorflow_node_is_refused(node):
     ok = {"k": "tf_tensor", "dtype": "float32", "shape": [2], "device": "", "blob": 0}
     assert wire.decode(ok, [bytes(8)]).numpy().tolist() == [0.0, 0.0]
+    for spec in (tf.TensorSpec([None, 3], tf.float64, name="x"), tf.TensorSpec(None, tf.string)):
+        assert wire.decode(wire.encode(spec, []), []) == spec
     with pytest.raises(wire.WireError):
         wire.decode(node, [bytes(8)])
 
@@ -283,15 +288,15 @@ close(module.hessian_vector_product(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.
 assert module.hessian_vector_product(lambda t: tf.reduce_sum(3.0 * t), x, v) is None
 # So does forward over backward (three products deep).
 close(module.forward_over_backward(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
-# Traced into a graph of the submission's (a tf.function, tape.jacobian's vectorized backward),
-# neither the function nor its gradient crosses yet: refused, by name.
-for traced in (module.through_the_hessian, module.in_a_graph):
-    try:
-        traced(f, x, v)
-    except TypeError as exc:
-        assert "cannot be traced into a graph" in str(exc), exc
-    else:
-        raise AssertionError(f"{traced} crossed")
+# Traced into a graph of the submission's, the function crosses as its graph (the next test);
+# its gradient traced there (tape.jacobian's vectorized backward) does not yet: refused, by name.
+close(module.in_a_graph(f, x, v), f(x) * v)
+try:
+    module.through_the_hessian(f, x, v)
+except TypeError as exc:
+    assert "cannot be traced into a graph" in str(exc), exc
+else:
+    raise AssertionError("the vectorized backward crossed")
 # Up to the fourth derivative; a fifth is refused, by name.
 for order, expected in enumerate([5 * x ** 4, 20 * x ** 3, 60 * x ** 2, 120 * x], start=1):
     close(module.derivative(lambda t: tf.reduce_sum(t ** 5), x, order), expected)
@@ -387,3 +392,149 @@ def test_the_executor_drops_a_dead_proxys_variables_after_sending_what_it_assign
     blobs: list[bytes] = []
     there.take([[2, wire.encode(tf.constant([9.0]), blobs)]], blobs)  # sent meanwhile: moot
     assert gone.numpy().tolist() == [3.0]
+
+
+TRACING = '''
+import tensorflow as tf
+
+@tf.function
+def gradient_in_a_graph(f, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.gradient(y, x)
+
+def hvp_in_a_graph(f, x, v):
+    @tf.function
+    def hvp(x, v):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            gv = tf.reduce_sum(inner.gradient(y, x) * v)
+        return outer.gradient(gv, x)
+    return hvp(x, v)
+
+def traced_directly(f, *args):
+    return tf.function(f)(*args)
+
+def traced_twice(f, x):
+    traced = tf.function(lambda t, scale: f(t, scale=scale))
+    return traced(x, 2.0), traced(x + 1.0, 2.0)
+
+def op_types(f, spec):
+    return sorted({op.type for op in tf.function(f).get_concrete_function(spec).graph.get_operations()})
+
+def compiles(f, x):
+    try:
+        tf.function(f, jit_compile=True).experimental_get_compiler_ir(x)(stage="hlo")
+    except (ValueError, tf.errors.OpError):
+        return False
+    return True
+
+KEPT = {}
+
+def run_kept(f, x):
+    if "fn" not in KEPT:
+        KEPT["fn"] = tf.function(lambda t: f(t))
+    return KEPT["fn"](x)
+
+def in_a_session(f, value):
+    graph = tf.Graph()
+    with graph.as_default():
+        p = tf.compat.v1.placeholder(tf.float64, [None])
+        y = f(p)
+    with tf.compat.v1.Session(graph=graph) as session:
+        return session.run(y, {p: value})
+
+def mapped(f, values):
+    return [e.numpy().tolist() for e in tf.data.Dataset.from_tensor_slices(values).map(f)]
+'''
+
+TRACING_DRIVER = '''
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from grader.remote import Executor, Zygote
+
+zygote = Zygote.start(close=[], threads=1)
+executor = Executor(zygote)
+module = executor.load("tensorflow.autodiff.gradient_tape", Path(sys.argv[1]))
+x = tf.constant([0.5, -1.0, 2.0], tf.float64)
+v = tf.constant([1.0, 2.0, -0.5], tf.float64)
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+# Differentiated in the submission's graph, on its tapes there, one and two derivatives deep.
+f = lambda t: tf.reduce_sum(t) ** 2 + tf.reduce_sum(t ** 3)  # H v = 2 sum(v) + 6 x v
+close(module.gradient_in_a_graph(f, x), 2 * np.sum(x) + 3 * x.numpy() ** 2)
+close(module.hvp_in_a_graph(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
+w = tf.constant([[1.0], [2.0], [3.0]], tf.float64)  # an eager tensor the function captures
+close(module.gradient_in_a_graph(lambda t: tf.matmul(t[None, :], w), x), [1.0, 2.0, 3.0])
+
+# What the function returns comes back in its structure; Python values it is called with, as they are.
+out = module.traced_directly(lambda t, k: {"twice": t * k, "none": None, "pair": (t, t + 1.0)}, x, 2.0)
+close(out["twice"], 2 * x), close(out["pair"][1], x + 1.0)
+assert out["none"] is None and isinstance(out["pair"], tuple)
+
+# The test's Python runs here, once per trace, with the keyword arguments it was called with.
+traces = []
+def scaled(t, scale):
+    traces.append(scale)
+    return t * scale
+first, second = module.traced_twice(scaled, x)
+close(first, 2 * x), close(second, 2 * (x + 1.0))
+assert traces == [2.0], traces
+
+# Its ops are the graph's own: the submission sees them, and XLA compiles them, or refuses what
+# it has no kernel for (a numpy_function of the test's, a print).
+spec = tf.TensorSpec([None, 3], tf.float32)
+sine = lambda t: tf.sin(t) * 2.0
+assert module.op_types(sine, spec) == sorted(
+    {op.type for op in tf.function(sine).get_concrete_function(spec).graph.get_operations()})
+X = tf.constant([[1.0, -2.0, 3.0]])
+assert module.compiles(lambda t: tf.nn.relu(t) * 2.0, X) is True
+assert module.compiles(lambda t: tf.numpy_function(lambda a: a * 2, [t], tf.float32), X) is False
+assert module.compiles(lambda t: (tf.print(t), t * 2.0)[1], X) is False
+
+# A variable of the test's that the function assigns is kept in step both ways.
+counter = tf.Variable(0.0, dtype=tf.float64)
+def bump(t):
+    counter.assign_add(1.0)
+    return t + counter
+close(module.run_kept(bump, x), x + 1.0)
+assert counter.numpy() == 1.0
+counter.assign(10.0)
+close(module.run_kept(bump, x), x + 11.0)
+assert counter.numpy() == 11.0
+assert module.compiles(lambda t: (counter.assign_add(1.0), t)[1], tf.constant([1.0], tf.float64)) is True
+assert counter.numpy() == 11.0  # compiled, never run
+
+# The function's own errors, raised while it is traced, come back as themselves.
+def buggy(t):
+    raise KeyError("a bug in f")
+try:
+    module.traced_directly(buggy, x)
+except KeyError as exc:
+    assert "a bug in f" in str(exc), exc
+else:
+    raise AssertionError("no KeyError")
+
+# A TF1 graph run in a session, and tf.data's map.
+close(module.in_a_session(lambda t: t * 3.0, [1.0, 2.0]), [3.0, 6.0])
+assert module.mapped(lambda t: t * 2, tf.constant([1, 2, 3])) == [2, 4, 6]
+
+executor.close()
+zygote.close()
+print("all held")
+'''
+
+
+@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
+def test_a_function_of_the_tests_traced_there_crosses_as_its_graph(tmp_path):
+    _drive(tmp_path, "tensorflow/autodiff/gradient_tape.py", TRACING, TRACING_DRIVER)
