@@ -155,3 +155,25 @@ def test_only_a_module_present_is_graded_beside_its_tests(tmp_path):
     (tmp_path / ONE_PROCESS.relpath).parent.mkdir(parents=True)
     shutil.copyfile(ONE_PROCESS.reference, tmp_path / ONE_PROCESS.relpath)
     assert _apart_first([ONE_PROCESS, EX], tmp_path) == [[EX], [ONE_PROCESS]]
+
+
+TF_EX = catalog.get_exercise("tensorflow.autodiff.gradient_tape")
+TF_FORGER = CORPUS / "tensorflow" / "gradient_tape_patches_its_checks.py"
+
+
+def test_a_tensorflow_forger_graded_apart_earns_no_point_its_patches_would(tmp_path):
+    """Zeros with the checks, TensorFlow's numerical gradient, NumPy and pytest patched in its own
+    process: graded apart, it passes exactly the tests the same zeros pass unpatched, and the scan
+    flags it for review."""
+    assert TF_EX.separate_process
+    plain = TF_EX.reference.parent / "wrong" / "gradient_tape" / "returns_zeros.py"
+    results = {}
+    for name, source in (("forger", TF_FORGER), ("plain", plain)):
+        (tmp_path / name / TF_EX.relpath).parent.mkdir(parents=True)
+        shutil.copyfile(source, tmp_path / name / TF_EX.relpath)
+        results[name] = score_submission(tmp_path / name, [TF_EX.id], limits=LIMITS).to_dict()
+    passed = {name: sorted(t["name"] for ex in result["exercises"] for t in ex["tests"] if t["status"] == "passed")
+              for name, result in results.items()}
+    assert passed["forger"] == passed["plain"], passed
+    assert results["forger"]["score"] == results["plain"]["score"] < results["plain"]["max_score"]
+    assert any("__code__" in flag for flag in results["forger"]["flags"]), results["forger"]["flags"]
