@@ -476,6 +476,7 @@ close(module.gradient_in_a_graph(f, x), 2 * np.sum(x) + 3 * x.numpy() ** 2)
 close(module.hvp_in_a_graph(f, x, v), 2 * np.sum(v) + 6 * x.numpy() * v.numpy())
 w = tf.constant([[1.0], [2.0], [3.0]], tf.float64)  # an eager tensor the function captures
 close(module.gradient_in_a_graph(lambda t: tf.matmul(t[None, :], w), x), [1.0, 2.0, 3.0])
+close(module.traced_directly(lambda t: tf.matmul(t[None, :], w), x), [[4.5]])  # imported into the trace
 
 # What the function returns comes back in its structure; Python values it is called with, as they are.
 out = module.traced_directly(lambda t, k: {"twice": t * k, "none": None, "pair": (t, t + 1.0)}, x, 2.0)
