@@ -1,23 +1,25 @@
 """A test's function that the submission traces into a graph crosses as that graph.
 
 When the submission traces a function of the tests (a ``tf.function`` of its own around it,
-``tf.data``'s ``map``, XLA's compiler), what its stand-in is called with are symbolic tensors of
-the submission's graph, which cannot cross. The executor sends their specs instead, each a
-``tf.TensorSpec`` numbered by its name, in the call's structure (``called``). The trusted side
-traces the test's own function for those specs (``traced``) as the submission's trace would have
-in one process: with autograph when that trace has it, the test's Python running once per trace,
-here, where the test sees what it did. What goes back is data: the graph (a ``GraphDef``), the
-names of its inputs, of its outputs in the structure the function returned and of the ops that
-must run for their effects (a ``tf.print``, an assignment); the eager tensors it captured, by
-value; and the test's ``tf.Variable``s it reads or assigns, each kept in step with a variable of
-the executor's as a Keras proxy's are (``grader.remote._keras.Variables``), so an assignment the
-submission runs reaches the test's variable. The executor imports the graph as a function of its
-own (``wrap_function``, pruned to those inputs and outputs) and calls it in its trace in place
-of the test's function: TensorFlow differentiates, compiles and runs it as it would the test's
-function there. A ``py_function`` or ``numpy_function`` of the test's is an op whose Python stays
-here: XLA refuses it as in one process, and running it there fails, saying the function is not
-found. A function that captures another resource, or returns what is not a tensor, is refused,
-by name (``REFUSED``).
+``tf.data``'s ``map``, XLA's compiler, a TF1 graph), what its stand-in is called with are
+symbolic tensors of the submission's graph, which cannot cross. The executor sends their specs
+instead, each a ``tf.TensorSpec`` numbered by its name, in the call's structure (``called``).
+The trusted side traces the test's own function for those specs (``traced``) as the
+submission's trace would have in one process: with autograph when that trace has it, the test's
+Python running once per trace, here, where the test sees what it did. What goes back is data:
+the graph (a ``GraphDef``), the names of its inputs, of its outputs in the structure the
+function returned and of the ops that must run for their effects (a ``tf.print``, an
+assignment); the eager tensors it captured, by value; and the test's ``tf.Variable``s it reads
+or assigns, each kept in step with a variable of the executor's as a Keras proxy's are
+(``grader.remote._keras.Variables``), so an assignment the submission runs reaches the test's
+variable. The executor imports the graph into the trace under way, its ops that graph's own
+(``_inlined``: the op types and XLA's verdict are those of one process), or, while a tape there
+may record (a tape records no imported op), as a function of its own called in their place
+(``_called_as_function``: ``wrap_function``, pruned to those inputs and outputs), which the tape
+differentiates. A ``py_function`` or ``numpy_function`` of the test's is an op whose Python
+stays here: XLA refuses it as in one process, and running it there fails, saying the function is
+not found. A function that captures another resource, or returns what is not a tensor, is
+refused, by name.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+from grader.remote import _tfgrad
 from grader.remote import _wire as wire
 
 # The name prefix of the specs that stand for the call's symbolic tensors, numbered.
@@ -33,9 +36,9 @@ _SPEC = "drills_traced_"
 # The name scope the test's graph is imported under, there.
 _SCOPE = "test_function"
 
-REFUSED = ("a function of the tests traced into a graph of the submission's process returns a "
-           "{what} (its tests run in a process of their own: only tensors, None and containers of them "
-           "come back from a trace)")
+_NOT_A_TENSOR = ("a function of the tests traced into a graph of the submission's process returns a "
+                 "{what} (its tests run in a process of their own: only tensors, None and containers of "
+                 "them come back from a trace)")
 _RESOURCE_REFUSED = ("a function of the tests traced into a graph of the submission's process uses a "
                      "resource that is not a tf.Variable (its tests run in a process of their own)")
 
@@ -68,7 +71,7 @@ def specs_of(args: tuple, kwargs: dict) -> tuple[Any, list]:
             leaf = tf.convert_to_tensor(leaf)
         if not (isinstance(leaf, tf.Tensor) and tf.is_symbolic_tensor(leaf)):
             return leaf
-        if leaf.dtype.name not in wire.TF_DTYPES | {"string"}:
+        if leaf.dtype.name not in wire.TF_CARRIED:
             raise TypeError(f"a {leaf.dtype.name} tensor cannot be passed to a function of the tests traced "
                             "into a graph (its tests run in a process of their own)")
         symbolic.append(leaf)
@@ -83,7 +86,6 @@ def called(caller: Any, cid: int, args: tuple, kwargs: dict, encode: Any, out: l
     ``kwargs``: its graph, traced by the trusted side and imported here, called on them
     (executor side; ``encode`` makes a value's node for the message, its blobs in ``out``)."""
     import tensorflow as tf
-    from tensorflow.python.eager import record
 
     (args, kwargs), symbolic = specs_of(args, kwargs)
     message = {"callback_trace": cid, "args": encode(args), "kwargs": encode(kwargs),
@@ -98,7 +100,7 @@ def called(caller: Any, cid: int, args: tuple, kwargs: dict, encode: Any, out: l
     kept = [_kept_variable(caller, entry) for entry in wire.as_list(variables)]
     fetched = sorted({name for name in tf.nest.flatten(outputs) if name is not None})
     graph_def = tf.compat.v1.GraphDef.FromString(graph_def)
-    if record.could_possibly_record():
+    if _tfgrad.recording():
         by_name = _called_as_function(graph_def, symbolic, inputs, constants, kept, fetched, effects)
     else:
         by_name = _inlined(graph_def, symbolic, inputs, constants, kept, fetched)
@@ -224,7 +226,7 @@ def traced(executor: Any, fn: Any, message: dict, blobs: list[bytes], out: list[
         if value is None:
             return None
         if not isinstance(value, tf.Tensor):
-            raise TypeError(REFUSED.format(what=type(value).__name__))
+            raise TypeError(_NOT_A_TENSOR.format(what=type(value).__name__))
         return value.name
 
     outputs = tf.nest.map_structure(output_name, concrete.structured_outputs)

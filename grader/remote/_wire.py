@@ -216,7 +216,7 @@ def _numpy_if_loaded():
 # element; resources and variants do not cross (a handle stands for them).
 TF_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
-_TF_CARRIED = TF_DTYPES | {"string"}
+TF_CARRIED = TF_DTYPES | {"string"}  # the dtypes whose tensors cross at all
 TF_KINDS = frozenset({"tf_tensor", "tf_variable", "tf_dtype", "tf_spec"})
 
 
@@ -257,9 +257,9 @@ def encode_tf(value: Any, blobs: list[bytes]) -> dict | None:
     import tensorflow as tf
 
     if type(value) is tf.DType:
-        return {"k": "tf_dtype", "v": value.name} if value.name in _TF_CARRIED else None
+        return {"k": "tf_dtype", "v": value.name} if value.name in TF_CARRIED else None
     if type(value) is tf.TensorSpec:
-        if value.dtype.name not in _TF_CARRIED:
+        if value.dtype.name not in TF_CARRIED:
             return None
         shape = None if value.shape.rank is None else [None if d is None else int(d) for d in value.shape.as_list()]
         return {"k": "tf_spec", "shape": shape, "dtype": value.dtype.name,
@@ -304,7 +304,7 @@ def _decode_tf_strings(node: dict, blobs: list[bytes]):
 def _tf_dtype(name: Any):
     import tensorflow as tf
 
-    if _str(name) not in _TF_CARRIED:
+    if _str(name) not in TF_CARRIED:
         raise WireError(f"a TensorFlow dtype {name!r} that is not carried")
     return tf.as_dtype(name)
 
