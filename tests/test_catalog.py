@@ -37,16 +37,19 @@ def test_no_suite_graded_apart_patches_or_traces_its_own_process(ex):
         assert not found, f"{path.relative_to(catalog.KIT_ROOT)} uses {found}: use grader.checks.record_calls"
 
 
-# Loaders that unpickle what they read (their own documentation warns so): given a file the
+# Loaders that unpickle what they read (their own documentation warns so), or that import and call
+# what a saved model's config names (Keras's), or run the graph a SavedModel holds: given a file the
 # submission wrote, they would run code of its choosing in the tests' process. So does torch.load
 # unless told weights_only=True, and np.load when told allow_pickle.
-_UNPICKLING = {("jit", "load"), ("export", "load"), ("pickle", "load"), ("pickle", "loads")}
+_UNPICKLING = {("jit", "load"), ("export", "load"), ("pickle", "load"), ("pickle", "loads"), ("saving", "load_model"),
+               ("models", "load_model"), ("saved_model", "load")}
 
 
 @pytest.mark.parametrize("ex", [ex for ex in EXERCISES if ex.separate_process], ids=lambda e: e.id)
 def test_no_suite_graded_apart_unpickles_in_its_own_process(ex):
-    """A suite graded apart loads TorchScript and exported programs where the submission lives
-    (``grader.checks.where_the_submission_lives``), and checkpoints with ``weights_only=True``."""
+    """A suite graded apart loads TorchScript and exported programs and Keras models where the
+    submission lives (``grader.checks.where_the_submission_lives``), and checkpoints with
+    ``weights_only=True``."""
     for path in (ex.public_tests, ex.hidden_tests):
         found = []
         for node in ast.walk(ast.parse(path.read_text())):

@@ -5,6 +5,7 @@ Importing this package imports torch (it is for PyTorch exercise tests).
 
 from grader._errors import assert_raises_naming
 from grader._lazy import lazy_exports
+from grader._where import where_the_submission_lives
 from grader.checks._calls import record_calls
 from grader.checks._compare import (
                                     assert_close,
@@ -19,7 +20,7 @@ from grader.checks._devices import (
 )
 from grader.checks._gradients import autograd_function, check_gradients
 from grader.checks._held import HeldTensor, tensors_held_by
-from grader.checks._loading import load_batches, where_the_submission_lives
+from grader.checks._loading import load_batches
 from grader.checks._opcount import AtenCall, count_aten_ops, record_aten_ops
 from grader.checks._ranks import RankFailed, Ranks, process_groups_kept, run_ranks
 from grader.checks._saved import count_saved_tensors

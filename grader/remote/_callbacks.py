@@ -391,7 +391,7 @@ class Caller:
             call = self.stub({"i": cid, "name": node.get("name")})
             attribute = self.stub({"i": node["a"], "name": node.get("name")})
             proxy = _keras.KerasProxy(lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
-                                      attribute, _keras.exported_class(node.get("base")))
+                                      attribute, _keras.exported_class(node.get("base"), node.get("name")))
             self.keras_proxies[cid] = proxy
             weakref.finalize(proxy, setattr, self.keras_variables, "unlisted", True)
         _keras.take_layout(proxy, node["variables"], self.keras_variables, blobs)
@@ -403,7 +403,8 @@ class Caller:
         variables = self.keras_variables
         return {variables.ident(v) for proxy in self.keras_proxies.values()
                 for v in object.__getattribute__(proxy, "_variables")} | {
-                variables.ident(v) for v in self.traced_variables}
+                variables.ident(v) for v in self.traced_variables} | set(self.executor.shared_variables) | {
+                vid for vids in self.executor.keras_copies.values() for vid in vids}
 
     def stub(self, node: dict) -> Any:
         cid = node["i"]

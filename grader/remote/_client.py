@@ -33,7 +33,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _keras, _patches, _probes, _rng, _tfgrad
+from grader.remote import _keras, _patches, _probes, _rng, _tfgrad, _tfgraph
 from grader.remote import _wire as wire
 from grader.remote._callbacks import (
     Callbacks,
@@ -43,7 +43,7 @@ from grader.remote._callbacks import (
     is_callback,
     of_test_module,
 )
-from grader.remote._claims import claimed_class, function_class
+from grader.remote._claims import claimed_class, claimed_keras_class, claimed_subclass, function_class
 from grader.remote._kept import Kept, hooks_key, load_kept_state, step_hooks
 from grader.remote._memory import SentMemories
 from grader.remote._mirror import CALL_HOOKS, OWNER, Mirrors, base_named, mirror_class
@@ -199,10 +199,13 @@ class Executor:
         self.mirrors = Mirrors(self)
         self.callbacks = Callbacks(self)
         self.kept = Kept(weak=True)
-        self.keras_variables = _keras.Variables()  # those of the test's Keras layers sent as proxies
+        # Those of the test's Keras layers sent as proxies, and the submission's the test holds.
+        self.keras_variables = _keras.Variables(released=self.release)
+        self.keras_copies = _keras.Copies(self, self.keras_variables)
         self.keras_layouts = _keras.Layouts(self, self.keras_variables,
                                             lambda layer: functools.partial(_attribute_of, layer))
-        self.function_classes: dict[int, type] = {}  # the stand-ins of the submission's Function classes
+        self.function_classes: dict[int, type] = {}  # the stand-ins of the submission's Function and Keras classes
+        self.class_idents: dict[int, int] = {}  # id() of such a stand-in -> its class's id there
         self.live_dicts: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> LiveDict
         self.trusted_seq = 0
         self.pid, self.sock = self.zygote.spawn(self.base)
@@ -331,6 +334,8 @@ class Executor:
             return self.mirrors.shared(n, blobs)
         if n.get("k") == "live":  # read, or synced after a call: a tensor that requires grad there does here
             return self._live(n, blobs, lambda m: self._object(m, blobs), grads=True)
+        if n.get("k") == "tf_shared":  # a variable of the submission's, kept in step while the test holds it
+            return self._shared_variable(n, blobs)
         if n.get("k") == "callback":  # a test's own function, handed back
             fn = self.callbacks.function(n.get("i"))
             if fn is None:
@@ -352,13 +357,18 @@ class Executor:
             if ident not in self.function_classes:
                 name = str(n["function_class"])[:200].rsplit(".", 1)[-1]
                 self.function_classes[ident] = function_class(name, self, ident)
+                self.class_idents[id(self.function_classes[ident])] = ident
             return self.function_classes[ident]
+        if "class_claims" in n:  # a class of the submission's deriving from Keras's: a class here too
+            return self._claimed_subclass(n)
         type_name = str(n.get("type"))[:200]
         class_name = type_name.rsplit(".", 1)[-1]
         claimed = None
         if "claim" in n:  # the torch class it derives from, as the executor says (grader.remote._claims)
             module, qualname = wire.as_list(n["claim"], 2)
             claimed = claimed_class(class_name, module, qualname)
+        elif "claims" in n:  # the Keras and TensorFlow classes it derives from, likewise
+            claimed = claimed_keras_class(class_name, n["claims"])
         constructor = _handle_class(class_name)._new(self, self._handle_id(n), type_name, n.get("callable") is True,
                                                      claimed)
         if "module_class" in n:  # a module class of the submission: its mirrors' class here
@@ -367,6 +377,36 @@ class Executor:
             type.__setattr__(cls, "_constructor", constructor)
             return cls
         return constructor
+
+    def _shared_variable(self, n: dict, blobs: list[bytes]) -> Any:
+        """The variable here that stands for the executor's variable of node ``n``: the one the
+        test holds already, else one made from the value sent (``grader.remote._keras``); a
+        test's own variable, when the submission's is its copy (a proxy's)."""
+        vid = n.get("id")
+        found = self.keras_variables.get(vid) if type(vid) is int else None
+        if found is not None:
+            return found
+        vid = self.own_id(vid)
+        if self.made_here(vid):
+            raise wire.WireError("a variable of the tests' that is not shared")
+        var = _keras.made_variable(n, blobs)
+        self.keep(vid)  # let go here, and sent again before the executor heard it
+        self.keras_variables.add(vid, var, theirs=True)
+        return var
+
+    def _claimed_subclass(self, n: dict) -> type:
+        """The stand-in of the submission's class of node ``n`` (``grader.remote._claims``), one per
+        class there; that it derives from the class it claims is the executor's word."""
+        ident = self._handle_id(n)
+        self.evidence_taken += 1
+        if ident not in self.function_classes:
+            name = str(n.get("name"))[:200].rsplit(".", 1)[-1]
+            self.function_classes[ident] = claimed_subclass(
+                name, n["class_claims"], make=lambda args, kwargs: self.call(ident, args, kwargs),
+                call_method=lambda method, args, kwargs: self.call(ident, args, kwargs, method=method),
+                read=lambda attribute: self.getattr(ident, attribute))
+            self.class_idents[id(self.function_classes[ident])] = ident
+        return self.function_classes[ident]
 
     def _live(self, n: dict, blobs: list[bytes], handle: Any, tensors: list | None = None, *,
               grads: bool = False) -> LiveDict:
@@ -428,6 +468,8 @@ class Executor:
         np = sys.modules.get("numpy")
 
         def first(v: Any) -> dict | None:
+            if _keras.is_variable(v) and (vid := self.keras_variables.ident(v)) is not None and not self.made_here(vid):
+                return {"k": "tf_shared", "id": self.live(vid)}  # the submission's own variable
             if tf_outputs is not None and wire.is_tf_output(v):
                 tf_outputs.append(v)
                 return None
@@ -444,6 +486,8 @@ class Executor:
                 if object.__getattribute__(v, "_executor") is not self:
                     raise TypeError("an object of another grading process cannot be passed on")
                 return {"k": "ref", "id": self.live(object.__getattribute__(v, "_ident"))}
+            if isinstance(v, type) and (ident := self.class_idents.get(id(v))) is not None:
+                return {"k": "ref", "id": self.live(ident)}  # a class of the submission's: that class
             if torch is not None and isinstance(v, torch.nn.Module) and v in OWNER:
                 owner, ident = OWNER[v]
                 if owner is not self:
@@ -469,6 +513,10 @@ class Executor:
             return None
 
         def opaque(v: Any) -> dict:
+            if _keras.copied_by_config(v) or _keras.is_symbolic(v):
+                return self.keras_copies.node(v, blobs)
+            if _tfgraph.is_dataset(v) and (node := _tfgraph.dataset_node(v, blobs)) is not None:
+                return node
             if _keras.is_layer(v):
                 return self.keras_layouts.node(v, self.callbacks, blobs)
             if _is_iterator(v):
@@ -633,6 +681,8 @@ class Executor:
                                         for device in wire.AUTOCAST_DEVICES if torch.is_autocast_enabled(device)],
                            "default_dtype": self.encode(torch.get_default_dtype(), blobs),
                            "rng": self._rng_to_send(blobs)}
+        if (policy := _keras.global_policy()) is not None:
+            header["state"]["keras_policy"] = policy
         header["push"] = self.mirrors.push(blobs)
         header["kept"] = self.kept.changes(blobs)
         header["kept_hooks"] = self.kept.hook_changes(lambda fn: self.callbacks.node(fn, weak=True)["i"])
@@ -641,7 +691,9 @@ class Executor:
         needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
         on_tape = _tfgrad.watched(atoms)  # TensorFlow tensors a test's tape may be watching
         try:
-            if on_tape and not needs_grad:
+            # While a test's tape may record, a call of a TensorFlow exercise is one op of those
+            # tensors and of the variables of the submission's it reads (a model's weights).
+            if (on_tape or _tfgrad.recording()) and not needs_grad:
                 header["tf_grad"] = [i for i, _ in on_tape]
                 result, reply = _tfgrad.bridged(
                     self, lambda outputs: self._finish_call(header, blobs, tensors, copies=copies, memories=memories,
@@ -741,6 +793,8 @@ class Executor:
             memories.write_back(reply.get("memories", []), out)
             if reply.get("tf_variables"):
                 _tfgrad.take_variable_changes(reply["tf_variables"], atoms, out)
+            if "keras_policy" in reply:  # the submission set Keras's global dtype policy
+                _keras.set_global_policy(reply["keras_policy"])
             self.mirrors.take(reply.get("shared"), out)
             for entry in wire.as_list(reply.get("live", [])):  # what the call changed in dicts read before
                 ident, node = wire.as_list(entry, 2)
@@ -794,16 +848,34 @@ class Executor:
                 add(self._ops_recorded(reply, out))
             return self.decode(node, out)
 
-    def tf_vjp(self, call: int, upstream: tuple, inputs: list) -> list:
-        """The gradients for ``inputs`` (the tensors a call watched) of that call's outputs weighted
+    def tf_vjp(self, call: int, upstream: tuple, inputs: list, variables: list = ()) -> list:
+        """The gradients for ``inputs`` (the tensors a call watched), then for ``variables`` (those
+        here that stand for variables there, None for any other), of that call's outputs weighted
         by ``upstream``, from its tape there (``grader.remote._tfgrad``)."""
         blobs: list[bytes] = []
-        node, _, out = self.request({"op": "tf_vjp", "call": self.live(call),
+        vids = [self.keras_variables.ident(var) for var in variables]
+        asked = [vid for vid in vids if vid is not None]
+        node, _, out = self.request({"op": "tf_vjp", "call": self.live(call), "variables": asked,
                                      "grads": self.encode(list(upstream), blobs)}, blobs)
         try:
-            return _tfgrad.checked_gradients(self.decode(node, out), inputs)
+            asked_variables = [_keras.tf_variable(self.keras_variables.get(vid)) for vid in asked]
+            grads = _tfgrad.checked_gradients(self.decode(node, out), [*inputs, *asked_variables])
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
+        by_variable = iter(grads[len(inputs):])
+        return [*grads[:len(inputs)], *(None if vid is None else next(by_variable) for vid in vids)]
+
+    def variables_read(self, reply: dict) -> list:
+        """The ``tf.Variable``s here of the trainable variables a call made for a test's tape read
+        there (its reply's ``tf_read``): the submission's (held from now on as the test holds them)
+        and the test's own that the submission's proxies copied."""
+        try:
+            found = [self._object(n, reply["blobs"]) for n in wire.as_list(reply.get("tf_read", []))]
+            if not all(_keras.is_variable(var) for var in found):
+                raise wire.WireError("a variable read that is not a variable")
+        except wire.WireError as exc:
+            self._fail(f"the submission's process answered out of protocol ({exc})")
+        return [_keras.tf_variable(var) for var in found]
 
     def function_of(self, call: int, index: int) -> Any:
         """The ``torch.autograd.Function`` subclass whose node made output ``index`` of ``call``

@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from grader.remote import _patches, _probes, _rng, _tfgrad
+from grader.remote import _keras, _patches, _probes, _rng, _tfgrad, _tfgraph
 from grader.remote import _wire as wire
 from grader.remote._callbacks import Caller, class_of_tests, instance_kind, raised_id, stub_id
-from grader.remote._claims import claim
+from grader.remote._claims import claim, keras_claims
 from grader.remote._kept import Kept, is_kept_kind, kept_state, register_step_hooks
 from grader.remote._keras import KerasProxy
 from grader.remote._memory import ReceivedMemories
@@ -87,6 +87,9 @@ class _Executor:
         self.live_seen: dict[int, bytes] = {}  # a live dict's id -> the digest of what the trusted side has
         self.sock = sock
         self.caller = Caller(self)
+        self.shared_variables: dict[int, Any] = {}  # the submission's variables the trusted side holds, by id
+        self.keras_policy: str | None = None  # Keras's global dtype policy, as the last call was sent it
+        self.keras_copies: dict[int, list[int]] = {}  # a test's Keras object's copy's id -> its variables' ids
         self.rng = _rng.Agreed()  # the random state this process and the trusted side last shared
 
     # ------------------------------------------------------------------ requests
@@ -101,6 +104,9 @@ class _Executor:
             self.calls.pop(ident, None)
             self.described.forget(ident)
             self.kept.forget(ident)
+            if self.shared_variables.pop(ident, None) is not None:
+                self.caller.keras_variables.drop([ident])
+            self.caller.keras_variables.drop(self.keras_copies.pop(ident, []))
         try:
             op = getattr(self, "op_" + str(header.get("op")), None)
             if op is None:
@@ -216,6 +222,9 @@ class _Executor:
         patches = _patches.decoded(header.get("patches"), decoded)
         state = header["state"]
         torch.set_default_dtype(wire.decode(state["default_dtype"], blobs))
+        self.keras_policy = state.get("keras_policy")  # the test's Keras dtype policy: the submission's too
+        if self.keras_policy is not None:
+            _keras.set_global_policy(self.keras_policy)
         self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
         fn = _builtin(header.get("builtin")) or self.objects[header["id"]]
@@ -240,8 +249,10 @@ class _Executor:
                 self.described.called.append(fn if isinstance(fn, torch.nn.Module) else None)
                 around.enter_context(_patches.patched(patches))
                 if watched is not None:  # the test's tape is watching these: a tape here records the call
+                    # The trainable variables the call reads too: the test's tape may be watching the
+                    # variables it holds of the submission's (a model's weights).
                     tape = around.enter_context(sys.modules["tensorflow"].GradientTape(
-                        persistent=True, watch_accessed_variables=False))
+                        persistent=True, watch_accessed_variables=True))
                     tape.watch(watched)
                 if probe is not None:
                     parameter = wire.decode(header.get("probe_with"), blobs)
@@ -273,6 +284,8 @@ class _Executor:
                 return {"k": "arg", "c": copy_identity[id(value)]}
             if id(value) in atom_identity and value is atoms[atom_identity[id(value)]]:
                 return {"k": "arg", "o": atom_identity[id(value)]}
+            if (node := self.variable_node(value, out)) is not None:
+                return node
             if isinstance(value, torch.Tensor) and id(value) in by_identity:
                 return {"k": "arg", "i": by_identity[id(value)]}
             if isinstance(value, torch.Tensor) and self.described.tensor_id(value) is not None:
@@ -297,6 +310,10 @@ class _Executor:
             call = self._new_id()
             self.calls[call] = _tfgrad.Tape(tape, watched, tf_outputs)
             reply["tf_call"], reply["tf_outputs"] = call, len(tf_outputs)
+            sent_variables = {id(var) for _, var, _ in variables}
+            owners = _keras.variables_by_inner([fn, *args, *kwargs.values()])
+            reply["tf_read"] = [self.variable_node(owners.get(id(var), var), out) for var in tape.watched_variables()
+                                if id(var) not in sent_variables and _keras.is_variable(var)]
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         del args, kwargs, result, fn
@@ -335,11 +352,16 @@ class _Executor:
         return next(iter(found.values()))
 
     def op_tf_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        """The gradients of a call made for a test's tape (``grader.remote._tfgrad.Tape``)."""
+        """The gradients of a call made for a test's tape (``grader.remote._tfgrad.Tape``), for
+        its watched tensors and the shared variables ``header["variables"]`` names."""
         call = self.calls.get(header["call"])
         if not isinstance(call, _tfgrad.Tape):
             raise wire.WireError("the gradients of a call that kept no tape")
-        return {"value": wire.encode(call.gradient(wire.decode(header["grads"], blobs)), out)}
+        variables = [self.caller.keras_variables.get(vid) for vid in wire.as_list(header.get("variables", []))]
+        if any(var is None for var in variables):
+            raise wire.WireError("the gradient for a variable that is not shared")
+        variables = [_keras.tf_variable(var) for var in variables]
+        return {"value": wire.encode(call.gradient(wire.decode(header["grads"], blobs), variables), out)}
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         import torch
@@ -390,6 +412,8 @@ class _Executor:
     def opaque(self, value: Any, out: list[bytes]) -> dict:
         """A module's node (it is mirrored on the trusted side), a test's function handed back,
         or a handle to ``value``."""
+        if (node := self.variable_node(value, out)) is not None:
+            return node
         if (cid := stub_id(value)) is not None:
             return {"k": "callback", "i": cid}
         if type(value) in (_Proxy, KerasProxy):  # the test's object it stands for
@@ -412,12 +436,31 @@ class _Executor:
                     "function_class": value.__qualname__[:200]}
         self.objects[ident] = value
         node = {"k": "handle", "id": ident, "type": type(value).__qualname__[:200], "callable": callable(value)}
-        if (claimed := claim(value)) is not None:
+        if isinstance(value, type) and (claims := keras_claims(value)):
+            node["class_claims"], node["name"] = claims, value.__qualname__[:200]  # a class there too
+        elif (claimed := claim(value)) is not None:
             node["claim"] = claimed
+        elif claims := keras_claims(type(value)):
+            node["claims"] = claims
         return node
 
+    def variable_node(self, value: Any, out: list[bytes]) -> dict | None:
+        """The node of ``value`` when it is a variable of the submission's (or a copy of a test's
+        layer's variable), shared with the trusted side from now on: the trusted side holds a
+        variable kept in step with it (``grader.remote._keras.Variables``) while the test holds it."""
+        if not _keras.is_variable(value):
+            return None
+        variables = self.caller.keras_variables
+        vid = variables.ident(value)
+        if vid is None:
+            vid = self._new_id()
+            variables.add(vid, value)
+            self.shared_variables[vid] = value
+        return _keras.variable_node(value, vid, out)
+
     def _encode(self, value: Any, out: list[bytes]) -> Any:
-        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), instances=instance_kind)
+        return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), instances=instance_kind,
+                           first=lambda v: self.variable_node(v, out))
 
     def _encode_read(self, value: Any, out: list[bytes]) -> Any:
         """An attribute's value, as the trusted side is to read it: a tensor it shares as that
@@ -433,7 +476,7 @@ class _Executor:
                 return node
             if type(v) is dict and id(v) not in inside:
                 return self._live_node(v, out, first, inside)
-            return None
+            return self.variable_node(v, out)
 
         return wire.encode(value, out, opaque=lambda v: self.opaque(v, out), first=first, instances=instance_kind)
 
@@ -464,6 +507,19 @@ class _Executor:
             return self.caller.stub(node)
         if node["k"] == "keras":  # a test's Keras layer: it runs there, its variables kept in step here
             return self.caller.keras_proxy(node, blobs)
+        if node["k"] == "tf_dataset":  # a test's dataset: the same pipeline here
+            return _tfgraph.made_dataset(node, blobs)
+        if node["k"] == "keras_copy":  # a test's optimizer, loss...: a copy here, kept while the test holds it
+            if type(node.get("id")) is not int:
+                raise wire.WireError("a copy of a Keras object that has no id")
+            copy, vids = _keras.made_copy(node, blobs, self.caller.keras_variables)
+            self.objects[node["id"]], self.keras_copies[node["id"]] = copy, vids
+            return copy
+        if node["k"] == "tf_shared":  # a variable of the submission's the trusted side holds
+            var = self.shared_variables.get(node.get("id"))
+            if var is None:
+                raise wire.WireError("a variable that is not shared")
+            return var
         if node["k"] != "ref":
             raise wire.WireError(f"a {node['k']} node where a value was expected")
         return self.objects[node["id"]]
@@ -475,7 +531,8 @@ class _Executor:
         dict is kept from then on, ``grader.remote._kept``), the state of each kept object that
         changed, the bytes of the arguments' memories, the modules and tensors the trusted side
         mirrors (a module sent is one from then on), the TensorFlow variables sent that it assigned
-        to (``grader.remote._tfgrad``), and the random state when it is not the shared one."""
+        to (``grader.remote._tfgrad``), the random state when it is not the shared one, and
+        Keras's global dtype policy when the call set another."""
         kept = self.kept.changes(out)
         changes = {"changed": [[i, describe_change(t, mark, out)]
                                for i, (t, mark) in enumerate(zip(sent, before, strict=True)) if changed(t, mark)],
@@ -487,6 +544,8 @@ class _Executor:
                    "rng": self._rng_change(out)}
         if variables:
             changes["tf_variables"] = _tfgrad.variable_changes(variables, out)
+        if self.keras_policy is not None and (policy := _keras.global_policy()) != self.keras_policy:
+            changes["keras_policy"] = policy  # the submission set another: the test's is that one too
         return changes
 
     def _take_rng(self, node: Any, blobs: list[bytes]) -> None:
@@ -584,7 +643,7 @@ def _builtin(name: Any) -> Callable | None:
         return None
     if name in _BUILTINS:
         return _BUILTINS[name]
-    from grader.checks._loading import named_function
+    from grader._where import named_function
 
     try:
         return named_function(str(name))

@@ -1,4 +1,5 @@
-"""A test's Keras layer or model, as the submission gets it: a proxy whose variables are kept in step.
+"""Keras across the two processes: variables kept in step, the test's layers as proxies, the test's
+optimizers and inputs as copies, and the classes Keras exports that objects answer ``isinstance`` for.
 
 A Keras layer a test passes to the submission (a model to differentiate, a layer to wrap) stays
 in the trusted process, where it runs: the executor gets a ``KerasProxy``. Calling the proxy calls
@@ -11,10 +12,20 @@ request, callback and answer each side sends the values it changed since the two
 so an optimizer step the submission applies to them is the test's, and a moving statistic the
 test's layer updated is the submission's. Any other attribute is the test's (a method runs
 there), as a proxy of a test's object has it (``grader.remote._executor``).
+
+The other way round, a variable of the submission's that reaches the test (a model's
+``trainable_weights``, a layer's ``kernel``) is a variable here, a Keras variable of the same path
+for a Keras variable (``variable_node``, ``made_variable``), paired with the submission's in the
+same ``Variables`` while the test holds it: what the test assigns is the model's, what a ``fit``
+there changes is the test's. A test's optimizer, loss or metric (``copied_by_config``) reaches the
+submission as a copy made from its config, once per object, its variables (an optimizer's
+``iterations``) kept in step with the original's; a test's ``keras.Input`` as an input made alike
+(``Copies``). Keras's global dtype policy travels with each call (``global_policy``).
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -33,81 +44,236 @@ def is_layer(value: Any) -> bool:
     return keras is not None and isinstance(value, keras.layers.Layer)
 
 
+# Where Keras (and TensorFlow) export the classes a proxy or a handle may answer ``isinstance``
+# for, by name: a class counts when its namespace exports it under its own name.
+PUBLIC_NAMESPACES = ("keras", "keras.layers", "keras.models", "keras.optimizers", "keras.optimizers.schedules",
+                     "keras.callbacks", "keras.losses", "keras.metrics", "keras.regularizers",
+                     "keras.initializers", "keras.constraints", "tensorflow")
+
+
 def _public() -> dict[str, Any]:
-    """Where Keras exports the classes a proxy may answer ``isinstance`` for, by name."""
-    import keras
+    import importlib
 
-    return {"keras": keras, "keras.layers": keras.layers}
+    return {namespace: importlib.import_module(namespace) for namespace in PUBLIC_NAMESPACES}
 
 
-def public_base(klass: type) -> list[str]:
-    """``[namespace, name]`` of the nearest class among ``klass``'s bases (itself included) that
-    Keras exports (``keras.Sequential``, ``keras.Model``, ``keras.layers.Dense``...)."""
+def public_names(klass: type) -> list[list[str]]:
+    """``[namespace, name]`` of each class among ``klass``'s bases (itself included) that Keras or
+    TensorFlow exports (``keras.Sequential``, ``keras.layers.Dense``, ``tf.Module``...), nearest
+    first, leaving out those that one named before derives from: a functional model's are
+    ``keras.Function`` and ``keras.Model``. None are named where neither is loaded."""
+    if "keras" not in sys.modules and "tensorflow" not in sys.modules:
+        return []
+    public = _public()
+    found: list[list[str]] = []
+    classes: list[type] = []
     for base in klass.__mro__:
-        for namespace, module in _public().items():
+        if base is object:
+            break
+        if any(issubclass(c, base) for c in classes):
+            continue
+        for namespace, module in public.items():
             if getattr(module, base.__name__, None) is base:
-                return [namespace, base.__name__]
-    return ["keras.layers", "Layer"]
+                found.append([namespace, base.__name__])
+                classes.append(base)
+                break
+    return found
 
 
-def exported_class(base: Any) -> type:
-    """The Keras class ``public_base`` named (a Keras layer class; ``keras.layers.Layer`` for any
-    other name)."""
-    namespace, name = wire.as_list(base, 2)
+def public_base(klass: type) -> list[list[str]]:
+    """``public_names`` of a Keras layer's class (``keras.layers.Layer`` when none is nearer)."""
+    return public_names(klass) or [["keras.layers", "Layer"]]
+
+
+def exported(namespace: Any, name: Any) -> type | None:
+    """The class ``public_names`` named so, or None for a name of no class exported so."""
     module = _public().get(namespace) if type(namespace) is str else None
     found = getattr(module, name, None) if module is not None and type(name) is str else None
+    return found if isinstance(found, type) and found.__name__ == name else None
+
+
+def exported_bases(names: Any) -> tuple[type, ...]:
+    """The classes ``public_names`` named (``WireError`` for a name of no class exported so, or
+    for classes no one class can derive from in that order)."""
+    bases = tuple(exported(*wire.as_list(pair, 2)) for pair in wire.as_list(names))
+    if not bases or None in bases:
+        raise wire.WireError("a class Keras or TensorFlow does not export")
+    try:
+        type("probe", bases, {})
+    except TypeError:
+        raise wire.WireError("classes no class derives from in that order") from None
+    return bases
+
+
+@functools.lru_cache(maxsize=256)
+def _joined(bases: tuple[type, ...], name: str) -> type:
+    return bases[0] if len(bases) == 1 else type(name, bases, {"__module__": "tests"})
+
+
+def exported_class(base: Any, name: Any = None) -> type:
+    """The Keras layer class ``public_base`` named, deriving from each class it names (its own,
+    named ``name``, for several); ``keras.layers.Layer`` for any other names."""
     layer = _public()["keras.layers"].Layer
-    return found if isinstance(found, type) and issubclass(found, layer) else layer
+    try:
+        bases = exported_bases(base)
+    except wire.WireError:
+        return layer
+    if not any(issubclass(b, layer) for b in bases):
+        return layer
+    return _joined(bases, str(name)[:200] if isinstance(name, str) and name.isidentifier() else bases[0].__name__)
 
 
-def _tf_variable(var: Any) -> Any:
+def global_policy() -> str | None:
+    """The name of Keras's global dtype policy (``"mixed_bfloat16"``...), None where Keras is not
+    loaded: it travels with each call, as torch's default dtype does."""
+    keras = sys.modules.get("keras")
+    return None if keras is None else keras.mixed_precision.global_policy().name
+
+
+def set_global_policy(name: Any) -> None:
+    """Make ``name`` (``global_policy``'s) Keras's global dtype policy, when it is not already."""
+    import keras
+
+    if type(name) is not str:
+        raise wire.WireError("a dtype policy that is not named")
+    if keras.mixed_precision.global_policy().name != name:
+        try:
+            keras.mixed_precision.set_global_policy(name)
+        except ValueError:
+            raise wire.WireError(f"no dtype policy {name[:100]!r}") from None
+
+
+def tf_variable(var: Any) -> Any:
     """The ``tf.Variable`` a Keras variable holds (itself for a ``tf.Variable``)."""
     inner = getattr(var, "_value", None)
     return inner if isinstance(inner, sys.modules["tensorflow"].Variable) else var
 
 
-class Variables:
-    """One side's ``tf.Variable``s shared with the other under ids, with the bytes of each as the
-    two sides last agreed, so that each sends only what changed on its side. On the executor's
-    side, set ``unlisted`` when a proxy died: the next ``changes`` drops what none lists."""
+def variables_by_inner(objects: list) -> dict[int, Any]:
+    """``id()`` of each ``tf.Variable`` held by a Keras variable of the Keras layers among
+    ``objects`` -> that Keras variable (what a tape that watched the former read)."""
+    return {id(tf_variable(var)): var for obj in objects if is_layer(obj) for var in obj.variables}
 
-    def __init__(self, listed: Callable[[], set[int]] | None = None) -> None:
+
+def is_variable(value: Any) -> bool:
+    """Whether ``value`` is a ``tf.Variable`` or a Keras variable of a dtype whose values cross
+    (without importing either)."""
+    module = type(value).__module__
+    if module.startswith("keras."):
+        keras = sys.modules.get("keras")
+        inner = tf_variable(value) if keras is not None and isinstance(value, keras.Variable) else value
+        return inner is not value and is_variable(inner)
+    if module.startswith("tensorflow."):
+        tf = sys.modules["tensorflow"]
+        return isinstance(value, tf.Variable) and value.dtype.name in wire.TF_DTYPES
+    return False
+
+
+def variable_node(var: Any, vid: int, out: list[bytes]) -> dict:
+    """The node of the executor's variable ``var`` (``is_variable``), shared under ``vid``: its
+    value, whether it is trainable, its path and whether it is a Keras variable."""
+    inner = tf_variable(var)
+    is_keras = inner is not var
+    path = var.path if is_keras else inner.name.split(":")[0]
+    return {"k": "tf_shared", "id": vid, "v": wire.encode(value_of(inner), out), "trainable": bool(var.trainable),
+            "path": str(path)[:200], "keras": is_keras}
+
+
+def made_variable(node: dict, blobs: list[bytes]) -> Any:
+    """The trusted side's variable for the node of one of the submission's (``variable_node``):
+    a Keras variable of that path for a Keras variable, else a ``tf.Variable`` of that name,
+    holding the value sent."""
+    import contextlib
+
+    import tensorflow as tf
+
+    value = wire.decode(node["v"], blobs)
+    if not isinstance(value, tf.Tensor) or value.dtype.name not in wire.TF_DTYPES:
+        raise wire.WireError("a variable whose value is not a tensor")
+    *scopes, name = str(node["path"]).split("/")
+    trainable = node["trainable"] is True
+    if node["keras"] is not True:
+        return tf.Variable(value, trainable=trainable, name=name or None)
+    import keras
+
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(ValueError):  # a scope Keras refuses: the variable's name alone
+            for scope in scopes:
+                stack.enter_context(keras.name_scope(scope))
+        return keras.Variable(value, trainable=trainable, name=name or "variable")
+
+
+class Variables:
+    """One side's variables shared with the other under ids, with the bytes of each as the two
+    sides last agreed, so that each sends only what changed on its side. A variable is a
+    ``tf.Variable`` or a Keras variable (its ``tf.Variable`` is what is read and assigned). On the
+    executor's side, set ``unlisted`` when a proxy died: the next ``changes`` drops what none
+    lists. On the trusted side, a variable of the submission's (``add(..., theirs=True)``) is kept
+    while the test holds it: once nothing else refers to it, ``changes`` sends what the test last
+    assigned to it and lets it go (``released`` is told its id), and a value the executor sends
+    for it meanwhile is moot."""
+
+    def __init__(self, listed: Callable[[], set[int]] | None = None,
+                 released: Callable[[int], None] | None = None) -> None:
         self.by_id: dict[int, Any] = {}
-        self.ids: dict[int, int] = {}  # id() of a variable -> its id
+        self.ids: dict[int, int] = {}  # id() of a variable (and of its tf.Variable) -> its id
         self.agreed: dict[int, bytes] = {}
+        self.theirs: set[int] = set()  # the ids of the submission's variables (trusted side)
+        self.gone: set[int] = set()  # the ids of those the test let go
         # The executor's (``listed``: the ids of the variables its live proxies list): one no
         # proxy lists goes once what the submission last assigned to it was sent, and a value
         # the trusted side sends for one gone meanwhile is moot.
         self.listed = listed
         self.unlisted = False
+        self.released = released
 
-    def add(self, vid: int, var: Any) -> None:
-        self.by_id[vid], self.ids[id(var)], self.agreed[vid] = var, vid, _bytes(var)
+    def add(self, vid: int, var: Any, *, theirs: bool = False) -> None:
+        self.by_id[vid] = var
+        self.ids[id(var)] = self.ids[id(tf_variable(var))] = vid
+        self.agreed[vid] = _bytes(var)
+        if theirs:
+            self.theirs.add(vid)
+            self.gone.discard(vid)
+
+    def get(self, vid: Any) -> Any:
+        """The variable shared under ``vid``, or None."""
+        return self.by_id.get(vid)
 
     def ident(self, var: Any) -> int | None:
         vid = self.ids.get(id(var))
-        return vid if vid is not None and self.by_id.get(vid) is var else None
+        found = self.by_id.get(vid)
+        return vid if found is not None and (found is var or tf_variable(found) is var) else None
 
     def drop(self, vids: Any) -> None:
         for vid in vids:
             var = self.by_id.pop(vid, None)
             self.agreed.pop(vid, None)
-            if var is not None and self.ids.get(id(var)) == vid:
-                del self.ids[id(var)]
+            for key in ((id(var), id(tf_variable(var))) if var is not None else ()):
+                if self.ids.get(key) == vid:
+                    del self.ids[key]
 
     def changes(self, out: list[bytes]) -> list:
         """``[id, value]`` of each variable whose value changed here since the sides last agreed
-        (then, where ``unlisted`` is set, the variables no live proxy lists go)."""
+        (then, where ``unlisted`` is set, the variables no live proxy lists go; and the
+        submission's that the test no longer holds)."""
         found = []
         for vid, var in self.by_id.items():
             now = _bytes(var)
             if now != self.agreed[vid]:
                 self.agreed[vid] = now
-                found.append([vid, wire.encode(var.read_value(), out)])
+                found.append([vid, wire.encode(value_of(var), out)])
+        var = None  # not one more reference to the last variable (``_held_elsewhere``)
         if self.unlisted and self.listed is not None:
             listed = self.listed()
             self.drop([vid for vid in self.by_id if vid not in listed])
             self.unlisted = False
+        if self.theirs:
+            let_go = [vid for vid in self.theirs if not _held_elsewhere(self.by_id, vid)]
+            self.drop(let_go)
+            self.theirs.difference_update(let_go)
+            self.gone.update(let_go)
+            for vid in let_go:
+                self.released(vid)
         return found
 
     def take(self, entries: Any, blobs: list[bytes]) -> None:
@@ -118,16 +284,35 @@ class Variables:
         for entry in wire.as_list(entries):
             vid, node = wire.as_list(entry, 2)
             var = self.by_id.get(vid) if type(vid) is int else None
-            if var is None and self.listed is not None and type(vid) is int:
+            if var is None and type(vid) is int and (self.listed is not None or vid in self.gone):
                 continue
             if var is None:
                 raise wire.WireError("a value of a variable that is not shared")
-            assign_checked(var, wire.decode(node, blobs))
+            assign_checked(tf_variable(var), wire.decode(node, blobs))
             self.agreed[vid] = _bytes(var)
 
 
+def _held_elsewhere(by_id: dict, vid: int) -> bool:
+    """Whether anything but ``by_id`` refers to the variable it holds under ``vid``, or anything
+    but that Keras variable to the ``tf.Variable`` it holds (a tape that read it)."""
+    alone: dict = {0: object()}
+    once = sys.getrefcount(alone[0])  # an object one container holds, counted this way
+    var = by_id[vid]
+    inner = tf_variable(var)
+    return sys.getrefcount(var) > once or (inner is not var and sys.getrefcount(inner) > once + 1)
+
+
 def _bytes(var: Any) -> bytes:
-    return var.numpy().tobytes()
+    return value_of(var).numpy().tobytes()
+
+
+def value_of(var: Any) -> Any:
+    """The value of a ``tf.Variable`` or Keras variable, read unseen: no tape or watcher of a
+    gradient (``tf.custom_gradient``'s) records the read, as none would in one process."""
+    from tensorflow.python.ops import gen_resource_variable_ops
+
+    inner = tf_variable(var)
+    return gen_resource_variable_ops.read_variable_op(inner.handle, inner.dtype)
 
 
 class Layouts:
@@ -155,13 +340,13 @@ class Layouts:
         variable the executor was not sent yet (None: it has that id already)."""
         entries = []
         for var in layer.variables:
-            inner = _tf_variable(var)
+            inner = tf_variable(var)
             vid = self.variables.ident(inner)
             fresh = vid is None
             if fresh:
                 vid = self.executor.new_id()
                 self.variables.add(vid, inner)
-            entries.append([vid, wire.encode(inner.read_value(), blobs) if fresh else None,
+            entries.append([vid, wire.encode(value_of(inner), blobs) if fresh else None,
                             bool(var.trainable), str(getattr(var, "name", "variable"))[:200]])
         self.by_callback[cid] = [e[0] for e in entries]
         return entries
@@ -172,7 +357,7 @@ class Layouts:
         known = self.by_callback.get(cid)
         if known is None:
             return None
-        now = [self.variables.ident(_tf_variable(v)) for v in layer.variables]
+        now = [self.variables.ident(tf_variable(v)) for v in layer.variables]
         return None if now == known else self.layout(layer, cid, blobs)
 
     def sources(self, vids: Any) -> list:
@@ -189,6 +374,90 @@ class Layouts:
         if vids:
             still = {v for listed in self.by_callback.values() for v in listed}
             self.variables.drop([v for v in vids if v not in still])
+
+
+# The kinds of Keras object a test passes that cross as a copy made from their config (an
+# optimizer to compile a model with, a loss, a metric), their variables kept in step.
+_COPIED_KINDS = ("optimizers.Optimizer", "losses.Loss", "metrics.Metric", "regularizers.Regularizer",
+                 "initializers.Initializer", "constraints.Constraint", "optimizers.schedules.LearningRateSchedule")
+
+
+def copied_by_config(value: Any) -> bool:
+    """Whether ``value`` is a Keras object of one of ``_COPIED_KINDS``, of a class Keras exports
+    (one a test defines has code of the tests', which stays with them)."""
+    keras = sys.modules.get("keras")
+    if keras is None or not type(value).__module__.startswith("keras."):
+        return False
+    import operator
+
+    if not isinstance(value, tuple(operator.attrgetter(kind)(keras) for kind in _COPIED_KINDS)):
+        return False
+    names = public_names(type(value))
+    return bool(names) and exported(*names[0]) is type(value)
+
+
+def is_symbolic(value: Any) -> bool:
+    """Whether ``value`` is a Keras symbolic tensor (``keras.Input(...)``, or a layer's output on one)."""
+    keras = sys.modules.get("keras")
+    return keras is not None and type(value).__module__.startswith("keras.") and isinstance(value, keras.KerasTensor)
+
+
+def _input_spec(tensor: Any) -> dict:
+    """What makes ``tensor``, a test's ``keras.Input``, there: its batch shape, dtype, sparseness
+    and name. Raises ``TypeError`` for a symbolic tensor that is a layer's output (the layers
+    that made it are the tests')."""
+    import keras
+
+    made_by = tensor._keras_history.operation
+    if not isinstance(made_by, keras.layers.InputLayer):
+        raise TypeError("a symbolic tensor of the tests' that is not a keras.Input cannot be passed to the "
+                        "submission's process (its tests run in a process of their own)")
+    return {"shape": [None if d is None else int(d) for d in tensor.shape], "dtype": str(tensor.dtype),
+            "sparse": bool(tensor.sparse), "name": str(made_by.name)[:200]}
+
+
+class Copies:
+    """The trusted side's Keras objects sent as copies made from their config (``copied_by_config``),
+    and its ``keras.Input`` tensors, sent as inputs made alike (a model of the submission's layers
+    can be joined there from one: ``keras.Model`` run where the submission lives):
+    the executor makes the copy once (``made_copy``) and keeps it under an id while the test
+    holds the original, later calls pass that same copy, and the variables the original has
+    when it is first sent (an optimizer's ``iterations`` and ``learning_rate``, a metric's totals)
+    are kept in step with the copy's, so ``optimizer.iterations`` counts the steps the
+    submission took."""
+
+    def __init__(self, executor, variables: Variables) -> None:
+        self.executor, self.variables = executor, variables
+        self.sent: dict[int, tuple[int, Any]] = {}  # id(original) -> (its copy's id, a weak reference to it)
+
+    def node(self, obj: Any, blobs: list[bytes]) -> dict:
+        import weakref
+
+        known = self.sent.get(id(obj))
+        if known is not None and known[1]() is obj:
+            return {"k": "ref", "id": self.executor.live(known[0])}
+        ident = self.executor.new_id()
+        if is_symbolic(obj):
+            made, vids = {"input": _input_spec(obj)}, []
+        else:
+            import keras
+
+            entries = []
+            for var in getattr(obj, "variables", []):  # a loss has none
+                vid = self.executor.new_id()
+                self.variables.add(vid, tf_variable(var))
+                entries.append([vid, wire.encode(value_of(var), blobs)])
+            made = {"config": wire.encode(keras.saving.serialize_keras_object(obj), blobs), "variables": entries}
+            vids = [vid for vid, _ in entries]
+        self.sent[id(obj)] = (ident, weakref.ref(obj))
+        weakref.finalize(obj, self._forget, id(obj), ident, vids)
+        return {"k": "keras_copy", "id": ident, **made}
+
+    def _forget(self, key: int, ident: int, vids: list[int]) -> None:
+        if self.sent.get(key, (None,))[0] == ident:
+            del self.sent[key]
+        self.variables.drop(vids)
+        self.executor.release(ident)
 
 
 # ----------------------------------------------------------------------------- the executor
@@ -253,3 +522,31 @@ def take_layout(proxy: KerasProxy, entries: Any, variables: Variables, blobs: li
     object.__setattr__(proxy, "_variables", made)
     object.__setattr__(proxy, "_trainable", trainable)
 
+
+
+def made_copy(node: dict, blobs: list[bytes], variables: Variables) -> tuple[Any, list[int]]:
+    """The executor's copy of a test's Keras object (``Copies.node``), its variables paired with
+    the original's under their ids, or a ``keras.Input`` like a test's: (the copy, those ids)."""
+    import keras
+
+    if "input" in node:  # a test's keras.Input: one here, of its shape, dtype and name
+        spec = node["input"]
+        if type(spec) is not dict:
+            raise wire.WireError("a symbolic input that is not described")
+        shape = tuple(None if d is None else wire.dim(d) for d in wire.as_list(spec["shape"]))
+        return keras.Input(batch_shape=shape, dtype=str(spec["dtype"]), sparse=spec["sparse"] is True,
+                           name=str(spec["name"])), []
+    config = wire.decode(node["config"], blobs)
+    if type(config) is not dict:
+        raise wire.WireError("a Keras object's config that is not a dict")
+    copy = keras.saving.deserialize_keras_object(config)
+    entries = [wire.as_list(entry, 2) for entry in wire.as_list(node["variables"])]
+    copied = getattr(copy, "variables", [])
+    if len(copied) < len(entries):
+        raise ValueError(f"a copy of the tests' {type(copy).__name__} has fewer variables than the original")
+    for (vid, value), var in zip(entries, copied):
+        if type(vid) is not int:
+            raise wire.WireError("a variable of a Keras object that has no id")
+        assign_checked(tf_variable(var), wire.decode(value, blobs))
+        variables.add(vid, var)
+    return copy, [vid for vid, _ in entries]

@@ -72,7 +72,7 @@ def _view_fields(node: dict) -> tuple[int, int, list[int], list[int]]:
     memory, at = node["mem"], node["at"]
     if type(memory) is not int or type(at) is not int:
         raise wire.WireError("a malformed view")
-    shape = [wire._dim(d) for d in wire.as_list(node["shape"])]
+    shape = [wire.dim(d) for d in wire.as_list(node["shape"])]
     strides = wire.as_list(node["stride"], len(shape))
     if not all(type(s) is int and abs(s) < 1 << 48 for s in strides):
         raise wire.WireError("a malformed view's strides")
@@ -105,7 +105,7 @@ def view_of_shared(base, fields: Any):
     if where is None or type(at) is not int or at % size or len(strides) != len(shape) \
             or not all(type(s) is int and 0 <= s < 1 << 48 for s in strides):
         raise wire.WireError("a malformed view of a shared tensor")
-    shape = [wire._dim(d) for d in shape]
+    shape = [wire.dim(d) for d in shape]
     first, end, element0 = where
     low, high = _extent(element0 + at - first, shape, [s * size for s in strides], size)
     if low < 0 or high > end - first:
@@ -216,7 +216,7 @@ class SentMemories:
             if type(memory) is not int or not 0 <= memory < len(self.spans):
                 raise wire.WireError("a change to a memory that was not sent")
             first, end, _ = self.spans[memory]
-            data = wire._blob(blobs, blob)
+            data = wire.blob_at(blobs, blob)
             if len(data) != end - first:
                 raise wire.WireError("a memory's bytes of the wrong length")
             ctypes.memmove(first, data, end - first)
@@ -232,7 +232,7 @@ class ReceivedMemories:
         self.built: list = []  # the arguments made, in the order the trusted side sent them
         for entry in wire.as_list(entries):
             blob, alignment = wire.as_list(entry, 2)
-            data = wire._blob(blobs, blob)
+            data = wire.blob_at(blobs, blob)
             if type(alignment) is not int or not 0 <= alignment < ALIGN:
                 raise wire.WireError("a malformed memory")
             room = torch.empty(len(data) + ALIGN, dtype=torch.uint8)

@@ -63,8 +63,9 @@ def watched(atoms: list) -> list[tuple[int, Any]]:
 
 def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
     """``finish(tf_outputs)`` (the call, sent; its result and reply), made as one differentiable
-    op of ``inputs`` on the test's tapes: the result with each floating tensor it made replaced by
-    the op's output that stands for it."""
+    op of ``inputs`` and of the variables here that stand for the trainable ones the call read
+    there (``Executor.variables_read``) on the test's tapes: the result with each floating tensor
+    it made replaced by the op's output that stands for it."""
     import tensorflow as tf
 
     holder: dict = {}
@@ -80,12 +81,17 @@ def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
         if ident is None or reply.get("tf_outputs") != len(outputs):
             executor._fail("the submission's process answered out of protocol (a call's gradients)")
         holder.update(result=result, reply=reply, outputs=outputs)
+        for var in executor.variables_read(reply):
+            var.read_value()  # read inside the op: TensorFlow hands it to ``grad``, and the test's tape watches it
 
         def grad(*upstream, variables=None):
-            grads = executor.tf_vjp(ident, upstream, inputs)
-            # A variable read here while the result was rebuilt (one the call made) has no
-            # gradient through the call: the call's own variables are the executor's.
-            return grads if variables is None else (grads, [None] * len(variables))
+            if variables is None:
+                return executor.tf_vjp(ident, upstream, inputs)
+            # Each variable read here is one of the submission's the call read, or the test's own
+            # a copy of which it read; any other (read while the result was rebuilt) has no
+            # gradient through the call.
+            grads = executor.tf_vjp(ident, upstream, inputs, variables)
+            return grads[:len(inputs)], grads[len(inputs):]
 
         weakref.finalize(grad, executor.release, ident)  # with the tapes that hold it
         return (tuple(outputs) if outputs else tf.zeros(())), grad
@@ -103,17 +109,19 @@ class Tape:
     def __init__(self, tape, inputs: list, outputs: list) -> None:
         self.tape, self.inputs, self.outputs = tape, inputs, outputs
 
-    def gradient(self, upstream: Any) -> list:
-        """Per watched tensor, the gradient of the outputs weighted by ``upstream`` (one per output,
-        None for zeros), or None where the outputs do not depend on it."""
+    def gradient(self, upstream: Any, variables: list = ()) -> list:
+        """Per watched tensor, then per ``tf.Variable`` of ``variables`` (read during the call),
+        the gradient of the outputs weighted by ``upstream`` (one per output, None for
+        zeros), or None where the outputs do not depend on it."""
         import tensorflow as tf
 
         upstream = wire.as_list(upstream, len(self.outputs))
+        sources = [*self.inputs, *variables]
         pairs = [(o, tf.zeros_like(o) if g is None else tf.cast(g, o.dtype))
                  for o, g in zip(self.outputs, upstream) if _differentiable(o)]
         if not pairs:
-            return [None] * len(self.inputs)
-        grads = self.tape.gradient([o for o, _ in pairs], self.inputs, output_gradients=[g for _, g in pairs])
+            return [None] * len(sources)
+        grads = self.tape.gradient([o for o, _ in pairs], sources, output_gradients=[g for _, g in pairs])
         return [None if g is None else tf.convert_to_tensor(g) for g in grads]
 
 

@@ -20,11 +20,16 @@ differentiates. A ``py_function`` or ``numpy_function`` of the test's is an op w
 stays here: XLA refuses it as in one process, and running it there fails, saying the function is
 not found. A function that captures another resource, or returns what is not a tensor, is
 refused, by name.
+
+A ``tf.data.Dataset`` of the test's crosses the same way, as its graph (``dataset_node``): the
+executor makes the same pipeline from it (``made_dataset``), and iterating over it there makes
+its elements there, as a copy of the test's dataset would.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -234,3 +239,32 @@ def traced(executor: Any, fn: Any, message: dict, blobs: list[bytes], out: list[
     description = [graph.as_graph_def().SerializeToString(), [t.name for t in concrete.inputs[:count]],
                    constants, variables, outputs, effects]
     return {"answer": "callback", "value": executor.encode(description, out)}
+
+
+# ----------------------------------------------------------------------------- datasets
+
+
+def is_dataset(value: Any) -> bool:
+    """Whether ``value`` is a ``tf.data.Dataset`` (without importing TensorFlow)."""
+    return (type(value).__module__.startswith("tensorflow.")
+            and isinstance(value, sys.modules["tensorflow"].data.Dataset))
+
+
+def dataset_node(dataset: Any, blobs: list[bytes]) -> dict | None:
+    """The node of a test's dataset: its graph and its element spec (trusted side); None for one
+    whose elements are not of specs that cross (ragged or sparse ones)."""
+    try:
+        spec = wire.encode(dataset.element_spec, [])
+    except wire.WireError:
+        return None
+    blobs.append(dataset._as_serialized_graph().numpy())
+    return {"k": "tf_dataset", "graph": len(blobs) - 1, "spec": spec}
+
+
+def made_dataset(node: dict, blobs: list[bytes]) -> Any:
+    """The executor's dataset made from the graph of a test's (``dataset_node``)."""
+    import tensorflow as tf
+
+    spec = wire.decode(node["spec"], blobs)
+    variant = tf.raw_ops.DatasetFromGraph(graph_def=tf.constant(wire.blob_at(blobs, node["graph"])))
+    return tf.data.experimental.from_variant(variant, spec)

@@ -107,7 +107,7 @@ ATOMS = (str, bytes, int, float, complex)
 
 # The nodes of what lives in one process, which ``decode``'s caller turns into values.
 _HANDLED = frozenset({"handle", "ref", "arg", "copy", "module", "shared", "callback", "keras", "view", "live",
-                      "exception", "proxy"})
+                      "exception", "proxy", "tf_shared", "keras_copy", "tf_dataset"})
 
 
 def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | None = None,
@@ -176,6 +176,9 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     np = _numpy_if_loaded()
     if np is not None and type(value) is np.ndarray and array_dtype_carried(value.dtype):
         return _encode_array(value, blobs)
+    if np is not None and isinstance(value, np.generic) and array_dtype_carried(value.dtype):
+        blobs.append(value.tobytes())  # a NumPy scalar (np.float32(0.5)): as its own type
+        return {"k": "npscalar", "dtype": value.dtype.str, "blob": len(blobs) - 1}
     if opaque is not None:
         return opaque(value)
     raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
@@ -294,8 +297,8 @@ def _decode_tf_strings(node: dict, blobs: list[bytes]):
     import numpy as np
     import tensorflow as tf
 
-    shape = [_dim(d) for d in as_list(node["shape"])]
-    strings = [_blob(blobs, b) for b in as_list(node["v"])]
+    shape = [dim(d) for d in as_list(node["shape"])]
+    strings = [blob_at(blobs, b) for b in as_list(node["v"])]
     if len(strings) != math.prod(shape):
         raise WireError(f"{len(strings)} strings for a string tensor of {math.prod(shape)} elements")
     return tf.constant(np.array(strings, dtype=object).reshape(shape), dtype=tf.string)
@@ -345,7 +348,7 @@ def decode_tf(node: dict, blobs: list[bytes]) -> Any:
     if kind == "tf_spec":
         shape = node["shape"]
         if shape is not None:
-            shape = [None if d is None else _dim(d) for d in as_list(shape)]
+            shape = [None if d is None else dim(d) for d in as_list(shape)]
         name = node["name"]
         return tf.TensorSpec(shape, _tf_dtype(node["dtype"]), name=None if name is None else _str(name))
     if kind == "tf_variable":
@@ -360,8 +363,8 @@ def decode_tf(node: dict, blobs: list[bytes]) -> Any:
         made = _decode_tf_strings(node, blobs)
     else:
         dtype = _tf_dtype(node["dtype"])
-        shape = [_dim(d) for d in as_list(node["shape"])]
-        data = _blob(blobs, node["blob"])
+        shape = [dim(d) for d in as_list(node["shape"])]
+        data = blob_at(blobs, node["blob"])
         numpy_dtype = np.dtype(dtype.as_numpy_dtype)
         if len(data) != math.prod(shape) * numpy_dtype.itemsize:
             raise WireError(f"tensor data of {len(data)} bytes for {math.prod(shape)} {dtype.name} elements")
@@ -403,8 +406,8 @@ def _decode_array(node: dict, blobs: list[bytes]):
     import numpy as np
 
     dtype = array_dtype(node["dtype"])
-    shape = [_dim(d) for d in as_list(node["shape"])]
-    data = _blob(blobs, node["blob"])
+    shape = [dim(d) for d in as_list(node["shape"])]
+    data = blob_at(blobs, node["blob"])
     if len(data) != math.prod(shape) * dtype.itemsize:
         raise WireError(f"array data of {len(data)} bytes for {math.prod(shape)} {dtype} elements")
     out = np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
@@ -514,7 +517,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             re, im = (_float_text(v) for v in as_list(node["v"], 2))
             return complex(re, im)
         if kind == "bytes":
-            return _blob(blobs, node["blob"])
+            return blob_at(blobs, node["blob"])
         if kind == "slice":
             return slice(*(again(v) for v in as_list(node["v"], 3)))
         if kind == "ellipsis":
@@ -526,6 +529,14 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             return tensor
         if kind == "ndarray":
             return _decode_array(node, blobs)
+        if kind == "npscalar":
+            dtype = array_dtype(node["dtype"])
+            data = blob_at(blobs, node["blob"])
+            if len(data) != dtype.itemsize:
+                raise WireError(f"a {dtype} scalar of {len(data)} bytes")
+            import numpy as np
+
+            return np.frombuffer(data, dtype=dtype)[0]
         if kind in TF_KINDS:
             if "tensorflow" not in sys.modules:  # never sent to a process that has no TensorFlow test
                 raise WireError("a TensorFlow value where TensorFlow is not loaded")
@@ -544,7 +555,7 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
         if kind == "size":
             import torch
 
-            return torch.Size([_dim(d) for d in as_list(node["v"])])
+            return torch.Size([dim(d) for d in as_list(node["v"])])
         if kind in _HANDLED and handle is not None:
             return handle(node)
     except WireError:
@@ -602,13 +613,15 @@ def _float_text(value: Any) -> float:
     return float(_str(value))
 
 
-def _dim(value: Any) -> int:
+def dim(value: Any) -> int:
+    """A dimension a node gave (``WireError`` for anything but an int of at least 0)."""
     if type(value) is not int or value < 0:
         raise WireError("a malformed dimension")
     return value
 
 
-def _blob(blobs: list[bytes], index: Any) -> bytes:
+def blob_at(blobs: list[bytes], index: Any) -> bytes:
+    """``blobs[index]`` for an index a node gave (``WireError`` for no such blob)."""
     if type(index) is not int or not 0 <= index < len(blobs):
         raise WireError("a reference to a missing blob")
     return blobs[index]
@@ -639,12 +652,12 @@ def _decode_tensor(node: dict, blobs: list[bytes], grads: bool):
     import torch
 
     dtype = _dtype(node["dtype"])
-    shape = [_dim(d) for d in as_list(node["shape"])]
+    shape = [dim(d) for d in as_list(node["shape"])]
     device = torch.device(_str(node["device"]))
     if device.type == "meta":
         out = torch.empty(shape, dtype=dtype, device="meta")
     else:
-        data = _blob(blobs, node["blob"])
+        data = blob_at(blobs, node["blob"])
         numel = math.prod(shape)
         if len(data) != numel * dtype.itemsize:
             raise WireError(f"tensor data of {len(data)} bytes for {numel} {dtype} elements")

@@ -7,6 +7,7 @@ two logical devices when no TensorFlow op has run yet (``logical_cpus``).
 
 from grader._errors import assert_raises_naming
 from grader._lazy import lazy_exports
+from grader._where import where_the_submission_lives
 from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
 from grader.tfchecks._env import logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
@@ -32,4 +33,5 @@ __all__ = [
     "retrace_counter",
     "shapes",
     "tf_tensors",
+    "where_the_submission_lives",
 ]

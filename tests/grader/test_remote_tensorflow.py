@@ -539,3 +539,184 @@ print("all held")
 @pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
 def test_a_function_of_the_tests_traced_there_crosses_as_its_graph(tmp_path):
     _drive(tmp_path, "tensorflow/autodiff/gradient_tape.py", TRACING, TRACING_DRIVER)
+
+
+SUBMISSIONS_KERAS = '''
+import keras
+import numpy as np
+import tensorflow as tf
+
+def mlp(width, hidden=4):
+    model = keras.Sequential([keras.Input((width,)), keras.layers.Dense(hidden, activation="relu"),
+                              keras.layers.Dense(1)])
+    return model
+
+def functional(width):
+    x = keras.Input((width,), name="features")
+    return keras.Model(x, keras.layers.Dense(2, name="head")(x))
+
+class Block(keras.layers.Layer):
+    """A layer of the submission's: built on its first call."""
+    flavour = "plain"
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(name="w", shape=(int(input_shape[-1]), self.units), initializer="ones")
+
+    def call(self, x):
+        return tf.matmul(x, self.w)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+def block_of(cls, units):
+    return cls(units)
+
+def total(model):
+    return tf.add_n([tf.reduce_sum(w) for w in model.trainable_weights])
+
+def same(x):
+    return x
+
+def elements(dataset):
+    return [[float(v) for v in np.ravel(x)] for x in dataset]
+
+def compiled_fit(model, optimizer, loss, x, y, epochs):
+    model.compile(optimizer=optimizer, loss=loss)
+    model.fit(x, y, epochs=epochs, batch_size=len(x), verbose=0)
+    return model
+
+def sets_policy(name):
+    keras.mixed_precision.set_global_policy(name)
+
+def dense_under_the_policy():
+    return keras.layers.Dense(2).dtype_policy.name
+'''
+
+SUBMISSIONS_KERAS_DRIVER = '''
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from grader.remote import Executor, Zygote
+from grader.tfchecks import where_the_submission_lives
+
+zygote = Zygote.start(close=[], threads=1)
+executor = Executor(zygote)
+module = executor.load("tensorflow.keras.models", Path(sys.argv[1]))
+x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+
+# A model of the submission's is an instance of the classes Keras exports that it derives from (a
+# functional model of keras.Function and keras.Model); a class of the submission's is a class here
+# that derives from those, whose instances and class methods are made there.
+model = module.mlp(3)
+assert isinstance(model, keras.Sequential) and isinstance(model, keras.Model)
+assert not isinstance(model, keras.layers.Dense)
+assert all(isinstance(layer, keras.layers.Dense) for layer in model.layers)
+assert isinstance(module.functional(3), keras.Model) and isinstance(module.functional(3), keras.Function)
+assert issubclass(module.Block, keras.layers.Layer) and not issubclass(module.Block, keras.Model)
+assert module.Block.flavour == "plain"  # an attribute of its own, read there
+block = module.Block(2)
+assert isinstance(block, keras.layers.Layer) and type(block).__name__ == "Block"
+assert module.Block.from_config(block.get_config()).units == 2
+assert type(module.block_of(module.Block, 3)).__name__ == "Block"  # the class, passed back, is that class
+
+# Its variables are variables here, one per variable there while the test holds it, kept in step
+# both ways: what the test assigns is the model's, what the submission changes is the test's.
+weights = model.trainable_weights
+assert [w.path for w in weights] == [w.path for w in model.trainable_weights]
+assert all(a is b for a, b in zip(weights, model.trainable_weights))
+assert all(isinstance(w, keras.Variable) for w in weights) and weights[0].dtype == "float32"
+for w in weights:
+    w.assign(np.full(w.shape, 0.5, np.float32))
+expected = np.maximum(x @ np.full((3, 4), 0.5) + 0.5, 0) @ np.full((4, 1), 0.5) + 0.5
+assert np.allclose(model(x), expected) and np.isclose(float(module.total(model)), 0.5 * (12 + 4 + 4 + 1))
+model.layers[0].kernel.assign(np.zeros((3, 4), np.float32))  # one the test does not keep: still sent
+assert np.isclose(float(module.total(model)), 0.5 * (4 + 4 + 1))
+assert not executor.keras_variables.theirs - {executor.keras_variables.ident(w) for w in weights}
+
+# The gradients of a test's tape reach the variables the call read there, also those a first call
+# made (a layer built by it), and nothing else is watched.
+with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(model(x) ** 2)
+grads = tape.gradient(loss, model.trainable_weights)
+with tf.GradientTape() as tape:
+    same = keras.models.clone_model(model)
+    same.set_weights(model.get_weights())
+    reference = tape.gradient(tf.reduce_sum(same(x) ** 2), same.trainable_weights)
+assert all(np.allclose(g, r) for g, r in zip(grads, reference)), (grads, reference)
+fresh = module.Block(2)
+with tf.GradientTape() as tape:
+    out = tf.reduce_sum(fresh(x))
+assert len(tape.watched_variables()) == 1  # w's, as in one process
+assert np.allclose(tape.gradient(out, fresh.w), np.full((3, 2), x.sum(axis=0)[:, None]))
+
+# A test's optimizer and loss cross as copies made from their config: the optimizer's iterations
+# and learning rate are kept in step, so the test reads the steps the submission took.
+optimizer = keras.optimizers.SGD(0.1)
+trained = module.compiled_fit(module.mlp(3), optimizer, keras.losses.MeanSquaredError(), x, np.ones((4, 1)), 3)
+assert int(optimizer.iterations.numpy()) == 3 and isinstance(trained.optimizer, keras.optimizers.SGD)
+optimizer.learning_rate.assign(0.0)
+before = [w.numpy() for w in trained.trainable_weights]
+module.compiled_fit(trained, optimizer, "mse", x, np.ones((4, 1)), 2)
+assert int(optimizer.iterations.numpy()) == 5
+assert all(np.array_equal(a, w.numpy()) for a, w in zip(before, trained.trainable_weights))
+
+# A NumPy scalar crosses as its own type; a test's dataset as its pipeline's graph.
+scalar = module.same(np.float32(1.5))
+assert type(scalar) is np.float32 and scalar == 1.5
+dataset = tf.data.Dataset.from_tensor_slices(np.arange(6.0)).map(lambda v: v * 2).batch(4)
+assert module.elements(dataset) == [[0.0, 2.0, 4.0, 6.0], [8.0, 10.0]]
+
+# A test's keras.Input is an input there: a model of the submission's layers on it is joined there.
+inputs = keras.Input((3,), name="features")
+outputs = module.Block(2)(inputs)
+joined = where_the_submission_lives(module, "keras.Model", inputs, outputs)
+assert isinstance(joined, keras.Model)
+assert np.allclose(joined(x), np.full((4, 2), x.sum(axis=1)[:, None]))
+try:
+    module.same(keras.layers.Dense(2)(inputs))
+except TypeError as exc:
+    assert "not a keras.Input" in str(exc), exc
+else:
+    raise AssertionError("a layer's symbolic output crossed")
+
+# Keras's global dtype policy travels with each call, both ways.
+keras.mixed_precision.set_global_policy("mixed_bfloat16")
+assert module.dense_under_the_policy() == "mixed_bfloat16"
+module.sets_policy("float64")
+assert keras.mixed_precision.global_policy().name == "float64"
+keras.mixed_precision.set_global_policy("float32")
+
+executor.close()
+zygote.close()
+print("all held")
+'''
+
+
+@pytest.mark.timeout(600)  # a fresh interpreter imports TensorFlow
+def test_the_submissions_keras_objects_cross_as_instances_of_keras_classes_with_variables_kept_in_step(tmp_path):
+    _drive(tmp_path, "tensorflow/keras/models.py", SUBMISSIONS_KERAS, SUBMISSIONS_KERAS_DRIVER)
+
+
+@pytest.mark.parametrize("names", [
+    [["keras", "ops"]],                           # exported, not a class
+    [["keras.layers", "Dense"], ["os", "system"]],  # a namespace classes are not claimed from
+    [["keras", "Layer"], ["keras", "Model"]],      # no class derives from both in that order
+    [["keras", "NoSuchClass"]],
+    [],
+    "keras.Model",
+])
+def test_a_claim_of_classes_keras_does_not_export_is_refused(names):
+    from grader.remote._claims import claimed_keras_class
+
+    keras = pytest.importorskip("keras")
+    assert issubclass(claimed_keras_class("Functional", [["keras", "Function"], ["keras", "Model"]]), keras.Model)
+    with pytest.raises(wire.WireError):
+        claimed_keras_class("Thing", names)
