@@ -4,6 +4,8 @@
 import keras
 import numpy as np
 
+from grader.tfchecks import where_the_submission_lives
+
 
 def test_lstm_classifier_gives_logits_per_sequence(impl):
     model = impl.build_lstm_classifier(20, 8, 6, 3)
@@ -20,7 +22,8 @@ def test_trailing_padding_does_not_change_the_logits(impl):
 
 def test_encoder_block_keeps_the_shape(impl):
     x = keras.Input((None, 8))
-    model = keras.Model(x, impl.transformer_encoder_block(x, num_heads=2, key_dim=4, ff_dim=16))
+    model = where_the_submission_lives(impl, "keras.Model", x,
+                                       impl.transformer_encoder_block(x, num_heads=2, key_dim=4, ff_dim=16))
     out = model(np.random.default_rng(0).standard_normal((3, 5, 8)).astype(np.float32))
     assert tuple(out.shape) == (3, 5, 8), f"expected (3, 5, 8), got {tuple(out.shape)}"
 

@@ -14,6 +14,7 @@ from grader.tfchecks import (
     assert_shape,
     central_differences,
     shapes,
+    where_the_submission_lives,
 )
 
 
@@ -235,14 +236,15 @@ def test_residual_dense_get_config_holds_units_and_dropout(impl):
 def test_keras_file_round_trip(impl, tmp_path):
     inputs = keras.Input(shape=(4,))
     outputs = impl.RBF(5, gamma=0.25, name="rbf")(impl.ResidualDense(4, dropout=0.3, name="res")(inputs))
-    model = keras.Model(inputs, outputs)
+    model = where_the_submission_lives(impl, "keras.Model", inputs, outputs)
     x = rng_array(6, 3, 4)
     expected = np.asarray(model(x, training=False))
     path = tmp_path / "model.keras"
     model.save(path)
     try:
-        loaded = keras.saving.load_model(path, custom_objects={"RBF": impl.RBF,
-                                                               "ResidualDense": impl.ResidualDense})
+        # Loaded where the layers' classes live: a .keras file's config names what loading imports and calls.
+        loaded = where_the_submission_lives(impl, "keras.saving.load_model", path,
+                                            {"RBF": impl.RBF, "ResidualDense": impl.ResidualDense})
     except Exception as exc:  # noqa: BLE001 - any failure here is the learner's serialization
         raise AssertionError(f"loading the saved .keras model raised {type(exc).__name__}: {exc!s:.300}") from None
     rbf, res = loaded.get_layer("rbf"), loaded.get_layer("res")

@@ -17,6 +17,7 @@ from grader.tfchecks import (
     central_differences,
     check_gradients,
     mixed_precision,
+    where_the_submission_lives,
 )
 
 
@@ -162,12 +163,17 @@ def test_lstm_gradient_in_float64_matches_finite_differences(impl):
 
 # --- transformer_encoder_block -------------------------------------------------------------------
 
+def joined(impl, inputs, outputs) -> keras.Model:
+    """``keras.Model(inputs, outputs)``, made where the block's layers live."""
+    return where_the_submission_lives(impl, "keras.Model", inputs, outputs)
+
+
 def build_block(impl, d_model: int, *, masked: bool, length=None, **kwargs):
     x = keras.Input((length, d_model))
     if masked:
         mask = keras.Input((length, length), dtype="bool")
-        return keras.Model([x, mask], impl.transformer_encoder_block(x, attention_mask=mask, **kwargs))
-    return keras.Model(x, impl.transformer_encoder_block(x, **kwargs))
+        return joined(impl, [x, mask], impl.transformer_encoder_block(x, attention_mask=mask, **kwargs))
+    return joined(impl, x, impl.transformer_encoder_block(x, **kwargs))
 
 
 def layer_norm(x, layer):
@@ -253,7 +259,7 @@ def test_block_shape_and_size_for_drawn_sizes(impl, batch, length, d_model, num_
     x = keras.Input((None, d_model))
     out = impl.transformer_encoder_block(x, num_heads=num_heads, key_dim=key_dim, ff_dim=ff_dim)
     assert_symbolic_shape(out, (None, None, d_model), name=f"{name} on keras.Input((None, {d_model}))")
-    model = keras.Model(x, out)
+    model = joined(impl, x, out)
     expected = block_parameter_count(d_model, num_heads, key_dim, ff_dim)
     assert model.count_params() == expected, (
         f"{name} on d_model={d_model} has {model.count_params()} parameters; MultiHeadAttention, two "
@@ -347,7 +353,7 @@ def test_dropout_only_with_training_true(impl):
 def test_block_computes_in_float64_under_a_float64_policy(impl):
     with mixed_precision("float64"):
         x = keras.Input((3, 4), dtype="float64")
-        model = keras.Model(x, impl.transformer_encoder_block(x, num_heads=2, key_dim=2, ff_dim=3))
+        model = joined(impl, x, impl.transformer_encoder_block(x, num_heads=2, key_dim=2, ff_dim=3))
     randomize_weights(model, seed=15)
     inputs = np.random.default_rng(16).standard_normal((1, 3, 4))
     out = model(inputs)

@@ -7,7 +7,7 @@ import tensorflow as tf
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.tfchecks import assert_close, assert_dtype, assert_raises_naming, assert_shape
+from grader.tfchecks import assert_close, assert_dtype, assert_raises_naming, assert_shape, where_the_submission_lives
 
 POLICIES = ("mixed_bfloat16", "mixed_float16")
 LOW = {"mixed_bfloat16": tf.bfloat16, "mixed_float16": tf.float16}
@@ -34,9 +34,9 @@ def dense_layers(model, name: str):
     return layers
 
 
-def hidden_activations(model, output_layer, x: np.ndarray) -> tf.Tensor:
-    """What the output layer receives, from a model cut before it."""
-    return keras.Model(model.inputs[0], output_layer.input)(tf.constant(x))
+def hidden_activations(impl, model, output_layer, x: np.ndarray) -> tf.Tensor:
+    """What the output layer receives, from a model cut before it (joined where the model lives)."""
+    return where_the_submission_lives(impl, "keras.Model", model.inputs[0], output_layer.input)(tf.constant(x))
 
 
 def rounded(values: np.ndarray, dtype: tf.DType) -> np.ndarray:
@@ -94,7 +94,7 @@ def test_hidden_layer_computes_low_with_float32_variables(impl, policy):
     assert (hidden.compute_dtype, hidden.variable_dtype) == (low, "float32"), (
         f"under {policy} the hidden Dense layer should compute in {low} with float32 variables, but "
         f"computes in {hidden.compute_dtype} with {hidden.variable_dtype} variables (give it dtype={policy!r})")
-    assert_dtype(hidden_activations(model, output, data(4, 5, 1)), LOW[policy],
+    assert_dtype(hidden_activations(impl, model, output, data(4, 5, 1)), LOW[policy],
                  name=f"the hidden layer's activations under {policy}")
 
 
@@ -107,7 +107,7 @@ def test_output_layer_computes_in_float32(impl, policy):
         f"the output Dense layer computes in {output.compute_dtype}: give it dtype='float32' (casting "
         "its low-precision logits to float32 afterwards keeps their round-off)")
     x = data(6, 5, 2)
-    h = np.asarray(tf.cast(hidden_activations(model, output, x), tf.float64).numpy())
+    h = np.asarray(tf.cast(hidden_activations(impl, model, output, x), tf.float64).numpy())
     w2, b2 = (np.asarray(v.numpy(), np.float64) for v in (output.kernel, output.bias))
     # float32 round-off of 64 products summed, far below bfloat16's 2^-8 or float16's 2^-11.
     scale = np.abs(h) @ np.abs(w2) + np.abs(b2)
