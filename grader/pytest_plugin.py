@@ -528,7 +528,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _seed_everything(zlib.crc32(item.nodeid.encode()))
         executors = item.config.stash.get(_EXECUTOR, None)
         if executors is not None:
-            executors.revive(ex.id)  # after a test that overran: the tests after it get a fresh process
+            executors.revive(ex.id)  # after a test that overran, a fresh process; the other exercises' stopped
             executors.follow(item)
 
 

@@ -231,6 +231,13 @@ class Executor:
             self.broken = f"the submission's module could not be imported again after its process was stopped: {exc}"
             self.close()
 
+    def retire(self) -> None:
+        """Stop the process once its exercise's tests have run (a later test of that exercise
+        gets a fresh one, as after a test that overran: ``revive``)."""
+        if self.pid is not None and not self.broken:
+            self.broken = "the submission's process was stopped after its exercise's tests ran"
+            self.close()
+
     def live(self, ident: int) -> int:
         """The ident to send for the object the trusted side knows as ``ident``. Raises
         ``ExecutorFailed`` for an object of a process stopped since, or when this executor is
@@ -1169,8 +1176,13 @@ class Executors:
 
     def revive(self, exercise_id: str) -> None:
         """Before a test of ``exercise_id``: a fresh process for its executor if its process was
-        stopped or ended (``Executor.revive``). Other exercises' executors are left alone, so
-        nothing one exercise's submission does reaches another's tests."""
+        stopped or ended (``Executor.revive``), and the others' processes stopped: a grading
+        child runs each exercise's tests together, so theirs have run (and every executor left
+        running would hold its threads against the child's process budget). Nothing one
+        exercise's submission does reaches another's tests."""
+        for other, executor in self.of_exercise.items():
+            if other != exercise_id:
+                executor.retire()
         if exercise_id in self.of_exercise:
             self.of_exercise[exercise_id].revive()
 

@@ -1360,6 +1360,12 @@ def test_each_exercise_has_an_executor_of_its_own(tmp_path):
         assert executors.of_exercise[other].pid == second_pid
         executors.revive(EXERCISE)
         assert torch.equal(first.square(torch.ones(1)), torch.ones(1))
+        # Before a test of one exercise, the others' processes stop (their tests ran: a grading
+        # child runs each exercise's together); a later test of one gets a fresh process.
+        assert _gone(second_pid) and executors.of_exercise[other].pid is None
+        executors.revive(other)
+        assert torch.equal(second.square(torch.ones(1)), torch.ones(1))
+        assert executors.of_exercise[other].pid not in (None, second_pid)
     finally:
         executors.close()
     assert _gone(executors.zygote.pid) and _gone(second_pid)
