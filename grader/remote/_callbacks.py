@@ -439,8 +439,6 @@ class Caller:
 
         executor, out, sent, tf_sources = self.executor, [], [], []
         tracing = "tensorflow" in sys.modules and not sys.modules["tensorflow"].executing_eagerly()
-        if tracing and (variables or cid in self.keras_proxies):
-            raise TypeError(_tfgrad.GRAPH_REFUSED)
 
         def first(value: Any) -> dict | None:
             if isinstance(value, torch.Tensor) and executor.described.tensor_id(value) is not None:

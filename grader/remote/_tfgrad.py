@@ -16,8 +16,8 @@ submission takes while a tape of its own records (a Hessian-vector product: an i
 inside an outer tape, or forward over backward) is such an op again, of the call's inputs and
 the upstream gradients, answered from the next tape out, which the trusted side re-enters: up to
 ``ORDERS`` derivatives deep. A test's function the submission traces crosses as its graph
-(``grader.remote._tfgraph``); the gradient of one it called eagerly cannot be traced into a
-graph of the submission's yet, nor a test's Keras layer called in one (``GRAPH_REFUSED``).
+(``grader.remote._tfgraph``), as does a test's Keras layer called in one; the gradient of one
+it called eagerly cannot be traced into a graph of the submission's yet (``GRAPH_REFUSED``).
 
 A ``tf.Variable`` the test passes is a copy there; what the call assigned to it (before it
 returned or raised) is assigned to the test's own variable afterwards (``variable_changes``,
@@ -218,13 +218,12 @@ def callback_call(caller, message: dict, blobs: list[bytes], sources: list, trai
 
 
 # The gradient of a test's function called eagerly, traced into a graph of the submission's
-# (tape.jacobian's vectorized backward), or a test's Keras layer called in a graph (its variables
-# are the proxy's): a py_function would carry the call there, but not faithfully (TensorFlow
-# differentiates one only once, and gives a scalar zero for a gradient it does not reach), so it
-# is refused, by name.
-GRAPH_REFUSED = ("the gradient of a function of the tests, or a Keras layer of the tests, cannot be traced into "
-                 "a graph in the submission's process yet (tape.jacobian's vectorized backward, a tf.function "
-                 "calling the layer; its tests run in a process of their own): call it eagerly")
+# (tape.jacobian's vectorized backward): a py_function would carry the call there, but not
+# faithfully (TensorFlow differentiates one only once, and gives a scalar zero for a gradient it
+# does not reach), so it is refused, by name.
+GRAPH_REFUSED = ("the gradient of a function of the tests cannot be traced into a graph in the submission's "
+                 "process yet (tape.jacobian's vectorized backward; its tests run in a process of their own): "
+                 "call it eagerly")
 
 # How many times a product of a test's function may be differentiated again: a Hessian-vector
 # product forward over backward (``tf.autodiff.ForwardAccumulator`` around a tape) takes the

@@ -1,7 +1,8 @@
 """A test's function that the submission traces into a graph crosses as that graph.
 
 When the submission traces a function of the tests (a ``tf.function`` of its own around it,
-``tf.data``'s ``map``, XLA's compiler, a TF1 graph), what its stand-in is called with are
+``tf.data``'s ``map``, XLA's compiler, a TF1 graph), or calls a test's Keras layer there (its
+proxy, ``grader.remote._keras``), what its stand-in is called with are
 symbolic tensors of the submission's graph, which cannot cross. The executor sends their specs
 instead, each a ``tf.TensorSpec`` numbered by its name, in the call's structure (``called``).
 The trusted side traces the test's own function for those specs (``traced``) as the
@@ -11,15 +12,17 @@ the graph (a ``GraphDef``), the names of its inputs, of its outputs in the struc
 function returned and of the ops that must run for their effects (a ``tf.print``, an
 assignment); the eager tensors it captured, by value; and the test's ``tf.Variable``s it reads
 or assigns, each kept in step with a variable of the executor's as a Keras proxy's are
-(``grader.remote._keras.Variables``), so an assignment the submission runs reaches the test's
-variable. The executor imports the graph into the trace under way, its ops that graph's own
-(``_inlined``: the op types and XLA's verdict are those of one process), or, while a tape there
-may record (a tape records no imported op), as a function of its own called in their place
-(``_called_as_function``: ``wrap_function``, pruned to those inputs and outputs), which the tape
-differentiates. A ``py_function`` or ``numpy_function`` of the test's is an op whose Python
-stays here: XLA refuses it as in one process, and running it there fails, saying the function is
-not found. A function that captures another resource, or returns what is not a tensor, is
-refused, by name.
+(``grader.remote._keras.Variables``), made there unseen by the ``tf.function`` being traced
+(``_unseen_by_creators``: they existed before it, as in one process) and watched by a tape there
+as read, so an assignment the submission runs reaches the test's variable and a gradient the
+submission takes reaches it too (a training step of the test's model). The executor imports
+the graph into the trace under way, its ops that graph's own (``_inlined``: the op types and
+XLA's verdict are those of one process), or, while a tape there may record (a tape records no
+imported op), as a function of its own called in their place (``_called_as_function``:
+``wrap_function``, pruned to those inputs and outputs), which the tape differentiates. A
+``py_function`` or ``numpy_function`` of the test's is an op whose Python stays here: XLA refuses
+it as in one process, and running it there fails, saying the function is not found. A function
+that captures another resource, or returns what is not a tensor, is refused, by name.
 
 A ``tf.data.Dataset`` of the test's crosses the same way, as its graph (``dataset_node``): the
 executor makes the same pipeline from it (``made_dataset``), and iterating over it there makes
@@ -56,6 +59,22 @@ def _eagerly() -> Iterator[None]:
 
     with tf.init_scope(), context.eager_mode():
         yield
+
+
+@contextlib.contextmanager
+def _unseen_by_creators() -> Iterator[None]:
+    """No variable creator of a ``tf.function`` sees the variables made inside: the test's
+    variables exist before the submission's function is traced, as in one process, where a
+    function that made variables on its first trace would be traced once more."""
+    from tensorflow.python.framework import ops
+
+    graph = ops.get_default_graph()
+    creators = graph._variable_creator_stack
+    graph._variable_creator_stack = []
+    try:
+        yield
+    finally:
+        graph._variable_creator_stack = creators
 
 
 def _autograph_on() -> bool:
@@ -155,6 +174,10 @@ def _called_as_function(graph_def: Any, symbolic: list, inputs: list, constants:
 
     function = wrapped.prune([element(n) for n in [*inputs, *(name for name, _ in kept)]],
                              [[element(n) for n in fetched], [element(n) for n in effects]])
+    from tensorflow.python.eager import tape
+
+    # Read by the function, as by the test's own function in one process: a tape watches them.
+    tape.variables_accessed([var for _, var in kept])
     values, _ = function(*symbolic, *(var.handle for _, var in kept))
     return dict(zip(fetched, values, strict=True))
 
@@ -172,7 +195,7 @@ def _kept_variable(caller: Any, entry: Any) -> tuple[str, Any]:
     if var is None:
         if not isinstance(value, tf.Tensor) or type(vid) is not int:
             raise RuntimeError("the tests' process answered out of protocol (a traced function's variable)")
-        with _eagerly():  # made once, outside the trace under way
+        with _eagerly(), _unseen_by_creators():  # made once, outside the trace under way
             var = tf.Variable(value, trainable=trainable is True)
             variables.add(vid, var)
         caller.traced_variables.append(var)

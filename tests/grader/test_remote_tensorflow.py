@@ -592,11 +592,21 @@ def compiled_fit(model, optimizer, loss, x, y, epochs):
 def sets_policy(name):
     keras.mixed_precision.set_global_policy(name)
 
+def train_in_a_graph(model, x, y, optimizer, loss_fn, steps):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(loss_fn(y, model(x, training=True)))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+    return [float(step(x, y)) for _ in range(steps)]
+
 def dense_under_the_policy():
     return keras.layers.Dense(2).dtype_policy.name
 '''
 
 SUBMISSIONS_KERAS_DRIVER = '''
+import runpy
 import sys
 from pathlib import Path
 
@@ -610,6 +620,30 @@ from grader.tfchecks import where_the_submission_lives
 zygote = Zygote.start(close=[], threads=1)
 executor = Executor(zygote)
 module = executor.load("tensorflow.keras.models", Path(sys.argv[1]))
+module_here = runpy.run_path(str(Path(sys.argv[1], "tensorflow", "keras", "models.py")))
+module_here = type("Here", (), {name: staticmethod(f) for name, f in module_here.items() if callable(f)})
+HELPERS = """
+import keras
+import tensorflow as tf
+
+class Flags(keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def call(self, x, training=None):
+        self.seen.append(training)
+        return x
+
+class CountingLoss:
+    def __init__(self):
+        self.python_runs, self.calls = 0, tf.Variable(0)
+
+    def __call__(self, y_true, y_pred):
+        self.python_runs += 1
+        self.calls.assign_add(1)
+        return (y_true - y_pred) ** 2
+"""
 x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
 
 # A model of the submission's is an instance of the classes Keras exports that it derives from (a
@@ -686,6 +720,28 @@ except TypeError as exc:
     assert "not a keras.Input" in str(exc), exc
 else:
     raise AssertionError("a layer's symbolic output crossed")
+
+# A test's model and loss called in a tf.function of the submission's cross as their graphs: the
+# step trains the test's own variables (read there as the test's layer reads them), the loss
+# object's Python runs once per trace, here, and its variables there are made before the trace.
+sys.path.insert(0, sys.argv[1])  # its classes are a test module's, as a test's are
+Path(sys.argv[1], "test_helpers_of_the_driver.py").write_text(HELPERS)
+from test_helpers_of_the_driver import CountingLoss, Flags
+
+def tests_model():
+    model = keras.Sequential([keras.Input((3,)), Flags(), keras.layers.Dense(1, kernel_initializer="ones")])
+    model(x)
+    model.layers[0].seen.clear()
+    return model
+
+ours, theirs, y = tests_model(), tests_model(), np.ones((4, 1), np.float32)
+loss_here, loss_there = CountingLoss(), CountingLoss()
+expected = module_here.train_in_a_graph(ours, x, y, keras.optimizers.SGD(0.1), loss_here, 3)
+got = module.train_in_a_graph(theirs, x, y, keras.optimizers.SGD(0.1), loss_there, 3)
+assert np.allclose(got, expected) and got[0] > got[-1], (got, expected)
+assert all(np.allclose(a, b) for a, b in zip(ours.get_weights(), theirs.get_weights()))
+assert theirs.layers[0].seen == ours.layers[0].seen == [True]  # at trace time, once
+assert loss_there.python_runs == loss_here.python_runs == 1 and int(loss_there.calls.numpy()) == 3
 
 # Keras's global dtype policy travels with each call, both ways.
 keras.mixed_precision.set_global_policy("mixed_bfloat16")
