@@ -72,7 +72,8 @@ def class_of_tests(module: str, qualname: str, kind: str, *, load: bool = False)
 
 def is_callback(value: Any) -> bool:
     """Whether ``value`` is passed as a callback: a Python function, lambda, bound method or
-    partial, but not torch's own (those are picklable by name and run there as they would); or a
+    partial, but not torch's own nor a function of Keras's or TensorFlow's (those are picklable
+    by name and run there as they would); or a
     callable object of a class a test module defines, deriving from no torch class (a loss that
     records what it returned: its records stay here, where the test reads them), unless it is
     kept in step (``grader.remote._kept``: it has a ``state_dict``), which runs where the
@@ -80,6 +81,8 @@ def is_callback(value: Any) -> bool:
     ``gc.collect()``) and brings its records back after each call."""
     if isinstance(value, functools.partial):
         return True
+    if wire.is_library_function(value):
+        return False
     if isinstance(value, types.MethodType):
         value = value.__func__
     if isinstance(value, types.FunctionType):
@@ -390,8 +393,10 @@ class Caller:
         if proxy is None:
             call = self.stub({"i": cid, "name": node.get("name")})
             attribute = self.stub({"i": node["a"], "name": node.get("name")})
-            proxy = _keras.KerasProxy(lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
-                                      attribute, _keras.exported_class(node.get("base"), node.get("name")))
+            name = str(node.get("name"))[:200]
+            proxy = _keras.proxy_class(name)(
+                lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
+                attribute, _keras.exported_class(node.get("base"), name))
             self.keras_proxies[cid] = proxy
             weakref.finalize(proxy, setattr, self.keras_variables, "unlisted", True)
         _keras.take_layout(proxy, node["variables"], self.keras_variables, blobs)
@@ -470,8 +475,9 @@ class Caller:
             proxy = self.keras_proxies.get(cid)
             if proxy is not None:  # a layer's call: its variables are sources too
                 message["keras_sources"] = [self.keras_variables.ident(v) for v in variables]
-            return _tfgrad.callback_call(self, message, out, [*tf_sources, *variables],
-                                         None if proxy is None else lambda: proxy.trainable_variables)
+            return _tfgrad.callback_call(self, message, out, [*tf_sources, *map(_keras.tf_variable, variables)],
+                                         None if proxy is None else
+                                         lambda: [_keras.tf_variable(v) for v in proxy.trainable_variables])
         shared = [(tid, t) for tid, t in executor.described.tensors.items() if t.requires_grad and t.is_leaf] \
             if grad else []
         message["grad_shared"] = [tid for tid, _ in shared]

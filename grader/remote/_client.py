@@ -461,7 +461,7 @@ class Executor:
 
     def encode(self, value: Any, blobs: list[bytes], tensors: list | None = None,
                copies: list | None = None, memories: SentMemories | None = None, atoms: list | None = None,
-               tf_outputs: list | None = None) -> Any:
+               tf_outputs: list | None = None, dicts: list | None = None) -> Any:
         """``value`` as sent to the executor; its tensors are appended to ``tensors`` in the order
         the executor numbers them, and its strings and numbers to ``atoms`` (a call's result
         that is one of them comes back as it). A mirror goes by its id, a function as a
@@ -470,7 +470,8 @@ class Executor:
         pickles for the executor; without ``copies`` it cannot be sent. With ``memories``, CPU
         tensors and NumPy arrays go as views of the memory they share (``grader.remote._memory``).
         A Keras layer goes as a proxy (``grader.remote._keras``); each TensorFlow tensor a
-        callback returns is appended to ``tf_outputs``, in the order the executor numbers them."""
+        callback returns is appended to ``tf_outputs``, in the order the executor numbers them;
+        each plain dict to ``dicts``, likewise (what the call changes in one is changed here)."""
         torch = sys.modules.get("torch")
         np = sys.modules.get("numpy")
 
@@ -517,6 +518,8 @@ class Executor:
             if np is not None and type(v) is np.ndarray and memories is not None:
                 return memories.node(v, {"k": "ndarray", "dtype": v.dtype.str, "shape": list(v.shape),
                                          "ro": not v.flags.writeable})
+            if dicts is not None and type(v) is dict:
+                dicts.append(v)  # numbered as the executor decodes it: an outer dict first
             return None
 
         def opaque(v: Any) -> dict:
@@ -652,16 +655,18 @@ class Executor:
         hook_keys: list = []  # the step hooks each copy was sent with
         memories = SentMemories()
         atoms: list = []
+        dicts: list = []  # the test's dicts sent: what the call changes in one is changed here too
         probe, probe_with = _probes.split(probe)
         header = {"op": "call", "id": self.live(ident), "probe": probe,
                   "probe_with": wire.encode(probe_with, blobs),
-                  "args": self.encode(tuple(args), blobs, tensors, copies, memories, atoms),
-                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories, atoms)}
+                  "args": self.encode(tuple(args), blobs, tensors, copies, memories, atoms, dicts=dicts),
+                  "kwargs": self.encode(dict(kwargs), blobs, tensors, copies, memories, atoms, dicts=dicts)}
         if builtin is not None:
             header["builtin"] = builtin
         if method is not None:
             header["method"] = method
-        header["patches"] = _patches.changes(lambda value: self.encode(value, blobs, tensors, copies, memories, atoms))
+        header["patches"] = _patches.changes(lambda value: self.encode(value, blobs, tensors, copies, memories, atoms,
+                                                                       dicts=dicts))
         header["memories"] = memories.finish(blobs)
         if copies:
             try:
@@ -695,12 +700,15 @@ class Executor:
         header["kept_hooks"] = self.kept.hook_changes(lambda fn: self.callbacks.node(fn, weak=True)["i"])
         shared = self.mirrors.requiring_grad() if torch.is_grad_enabled() else []
         header["grad_shared"] = [tid for tid, _ in shared]
-        needs_grad = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()] + [t for _, t in shared]
+        torch_grads = [t for t in tensors if t.requires_grad and torch.is_grad_enabled()]
+        needs_grad = torch_grads + [t for _, t in shared]
         on_tape = _tfgrad.watched(atoms)  # TensorFlow tensors a test's tape may be watching
         try:
             # While a test's tape may record, a call of a TensorFlow exercise is one op of those
-            # tensors and of the variables of the submission's it reads (a model's weights).
-            if (on_tape or _tfgrad.recording()) and not needs_grad:
+            # tensors and of the variables of the submission's it reads (a model's weights); so
+            # is a call on watched TensorFlow tensors alone beside torch modules whose parameters
+            # require grad (a Keras model ported from the test's torch model).
+            if on_tape and not torch_grads or _tfgrad.recording() and not needs_grad:
                 header["tf_grad"] = [i for i, _ in on_tape]
                 result, reply = _tfgrad.bridged(
                     self, lambda outputs: self._finish_call(header, blobs, tensors, copies=copies, memories=memories,
@@ -721,9 +729,9 @@ class Executor:
             # What the call changed before it raised stays changed, as in one process (a module's
             # training flags that a failing call left switched).
             with torch.no_grad():
-                self._take_changes(raised.reply, tensors, copies, memories, hook_keys, atoms)
+                self._take_changes(raised.reply, tensors, copies, memories, hook_keys, atoms, dicts)
             raise raised.error from None
-        self._take_changes(reply, tensors, copies, memories, hook_keys, atoms)
+        self._take_changes(reply, tensors, copies, memories, hook_keys, atoms, dicts)
         self._share_retained(reply.get("retained", []), tensors)
         if probe is not None:
             self.evidence_taken += 1
@@ -773,9 +781,10 @@ class Executor:
         return result, reply
 
     def _take_changes(self, reply: dict, tensors: list, copies: list, memories: SentMemories,
-                      hook_keys: list, atoms: list) -> None:
+                      hook_keys: list, atoms: list, dicts: list) -> None:
         """Make the arguments what the call made them in the executor (their memories' bytes
-        last; the TensorFlow variables among ``atoms`` too), and take its RNG state. Runs after a
+        last; the TensorFlow variables among ``atoms`` and the items of ``dicts`` too), and take
+        its RNG state. Runs after a
         call's autograd node is made, with this process's grad mode: history an argument gained
         there is gained here too."""
         out = reply["blobs"]
@@ -800,6 +809,15 @@ class Executor:
             memories.write_back(reply.get("memories", []), out)
             if reply.get("tf_variables"):
                 _tfgrad.take_variable_changes(reply["tf_variables"], atoms, out)
+            for entry in wire.as_list(reply.get("dicts", [])):  # what the call set or deleted in a dict sent
+                index, assigned, deleted = wire.as_list(entry, 3)
+                if type(index) is not int or not 0 <= index < len(dicts):
+                    raise wire.WireError("a change to a dict that was not sent")
+                for key in wire.as_list(deleted):
+                    dicts[index].pop(self.decode(key, out), None)
+                for pair in wire.as_list(assigned):
+                    key, value = wire.as_list(pair, 2)
+                    dicts[index][self.decode(key, out)] = self.decode(value, out)
             if "keras_policy" in reply:  # the submission set Keras's global dtype policy
                 _keras.set_global_policy(reply["keras_policy"])
             self.mirrors.take(reply.get("shared"), out)
@@ -1006,15 +1024,26 @@ def _picklable(value: Any, executor: Executor) -> bool:
     return True
 
 
-def _attribute_of(obj: Any, name: Any) -> Any:
+def _attribute_of(obj: Any, name: Any, *value: Any) -> Any:
     """``obj.name`` for the executor's proxy of ``obj``: a method (or any callable) as a callback,
-    so that it runs here; a value as itself. Public attributes only: the executor names them, and
-    ``__class__`` or ``__setattr__`` would reach further into this process than the object's use."""
+    so that it runs here, but a function of Keras's by name (a layer's activation); a value as
+    itself. With a ``value``, ``obj.name = value``, for a plain
+    value (a string, a number, a bool or None: a model's ``stop_training``) in place of an
+    attribute that is not callable (a method the submission put there would run in the tests'
+    checks). Public attributes only: the executor names them, and ``__class__`` or
+    ``__setattr__`` would reach further into this process than the object's use."""
     if type(name) is not str or name.startswith("_"):
         raise AttributeError(f"{type(obj).__name__}'s attribute {str(name)[:100]!r} is not reachable from the "
                              "submission's process")
-    value = getattr(obj, name)
-    return functools.partial(value) if callable(value) else value
+    if value:
+        (new,) = value
+        if not (new is None or type(new) in (bool, *wire.ATOMS)) or callable(getattr(obj, name, None)):
+            raise AttributeError(f"{type(obj).__name__}'s attribute {name[:100]!r} takes only a plain value "
+                                 "from the submission's process (its tests run in a process of their own)")
+        setattr(obj, name, new)
+        return None
+    got = getattr(obj, name)
+    return functools.partial(got) if callable(got) and not wire.is_library_function(got) else got
 
 
 def _pickled(objects: list, executor: Executor) -> bytes:
@@ -1202,6 +1231,10 @@ class Executors:
         self.zygote.close()
 
 
+# The dunder attributes a handle reads there: a function's names, for a test's message.
+_NAMES = ("__name__", "__qualname__")
+
+
 class RemoteObject:
     """An object that lives in the executor. Reading an attribute, calling it, iterating over it,
     ``len``, ``bool``, ``str`` and ``repr`` ask the executor; setting an attribute sets it there.
@@ -1231,7 +1264,7 @@ class RemoteObject:
         return claimed
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in _NAMES:
             raise AttributeError(name)
         cache = object.__getattribute__(self, "_cache")
         generation = self._executor.generation

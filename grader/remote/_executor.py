@@ -209,10 +209,11 @@ class _Executor:
         # The strings, numbers and test's namedtuples and dataclasses of the arguments, numbered as
         # the trusted side numbered them: one the call returns is the test's own.
         atoms: list = []
+        dicts: list = []  # the test's plain dicts, numbered likewise: what the call changes in one goes back
 
         def decoded(node: Any) -> Any:
             return wire.decode(node, blobs, handle=rebuilt, grads=True, tensors=sent, atoms=atoms,
-                               classes=functools.partial(class_of_tests, load=True))
+                               classes=functools.partial(class_of_tests, load=True), dicts=dicts)
 
         args, kwargs = decoded(header["args"]), decoded(header["kwargs"])
         variables = _tfgrad.variables_sent(atoms)
@@ -227,6 +228,7 @@ class _Executor:
             _keras.set_global_policy(self.keras_policy)
         self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
+        items_before = [dict(d) for d in dicts]  # holding the values: a value replaced is told by identity
         fn = _builtin(header.get("builtin")) or self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
@@ -263,7 +265,8 @@ class _Executor:
             out.clear()
             reply = {"error": _describe(exc, self.impl_root)}
             try:
-                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, variables, out)}
+                return {**reply, **self._changes(sent, before, copies, copy_hooks, memories, variables, out),
+                        "dicts": self._dict_changes(dicts, items_before, out)}
             except Exception:  # noqa: BLE001 - the changes cannot be told: the exception alone
                 out.clear()
                 return reply
@@ -305,7 +308,8 @@ class _Executor:
 
         reply: dict = {"value": wire.encode(result, out, opaque=lambda v: self.opaque(v, out), first=first,
                                             instances=instance_kind),
-                       **self._changes(sent, before, copies, copy_hooks, memories, variables, out)}
+                       **self._changes(sent, before, copies, copy_hooks, memories, variables, out),
+                       "dicts": self._dict_changes(dicts, items_before, out)}
         if watched is not None:
             call = self._new_id()
             self.calls[call] = _tfgrad.Tape(tape, watched, tf_outputs)
@@ -416,7 +420,7 @@ class _Executor:
             return node
         if (cid := stub_id(value)) is not None:
             return {"k": "callback", "i": cid}
-        if type(value) in (_Proxy, KerasProxy):  # the test's object it stands for
+        if type(value) is _Proxy or isinstance(value, KerasProxy):  # the test's object it stands for
             return {"k": "proxy", "i": object.__getattribute__(value, "_attribute")._id}
         torch = sys.modules.get("torch")
         if torch is not None and isinstance(value, torch.nn.Module):
@@ -548,6 +552,19 @@ class _Executor:
             changes["keras_policy"] = policy  # the submission set another: the test's is that one too
         return changes
 
+    def _dict_changes(self, dicts: list, items_before: list, out: list[bytes]) -> list:
+        """``[place, [[key, value], ...], [deleted key, ...]]`` for each of the test's dicts sent
+        (``dicts``) in which the call set or deleted an item: a callback's ``logs["lr"] = x``
+        reaches the test's ``logs``, as in one process."""
+        found = []
+        for place, (d, before) in enumerate(zip(dicts, items_before, strict=True)):
+            assigned = [k for k, v in d.items() if k not in before or before[k] is not v]
+            deleted = [k for k in before if k not in d]
+            if assigned or deleted:
+                found.append([place, [[self._encode(k, out), self._encode(d[k], out)] for k in assigned],
+                              [self._encode(k, out) for k in deleted]])
+        return found
+
     def _take_rng(self, node: Any, blobs: list[bytes]) -> None:
         """Take the trusted side's random state (None: it drew no random number since the two
         last shared one)."""
@@ -610,7 +627,7 @@ class _Executor:
 class _Proxy:
     """A test's object that pickle cannot copy (a ``SummaryWriter``, with its thread and open
     file), as the submission gets it: an attribute read asks the test's side, and a method read
-    so runs there when called (a callback)."""
+    so runs there when called (a callback); an attribute set is set there (a plain value)."""
 
     __slots__ = ("_attribute",)
 
@@ -621,6 +638,9 @@ class _Proxy:
         if name.startswith("__"):
             raise AttributeError(name)
         return object.__getattribute__(self, "_attribute")(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_attribute")(name, value)  # on the test's object, there
 
 
 @contextlib.contextmanager

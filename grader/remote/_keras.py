@@ -219,6 +219,7 @@ class Variables:
         self.ids: dict[int, int] = {}  # id() of a variable (and of its tf.Variable) -> its id
         self.agreed: dict[int, bytes] = {}
         self.theirs: set[int] = set()  # the ids of the submission's variables (trusted side)
+        self.dropping: list[int] = []  # ids to drop before the next exchange (``drop_later``)
         self.gone: set[int] = set()  # the ids of those the test let go
         # The executor's (``listed``: the ids of the variables its live proxies list): one no
         # proxy lists goes once what the submission last assigned to it was sent, and a value
@@ -248,14 +249,23 @@ class Variables:
         for vid in vids:
             var = self.by_id.pop(vid, None)
             self.agreed.pop(vid, None)
+            self.theirs.discard(vid)
             for key in ((id(var), id(tf_variable(var))) if var is not None else ()):
                 if self.ids.get(key) == vid:
                     del self.ids[key]
+
+    def drop_later(self, vids: list[int]) -> None:
+        """``drop`` at the next exchange: what a finalizer (run by the garbage collector at any
+        allocation, in the middle of ``changes`` too) may call."""
+        self.dropping.extend(vids)
 
     def changes(self, out: list[bytes]) -> list:
         """``[id, value]`` of each variable whose value changed here since the sides last agreed
         (then, where ``unlisted`` is set, the variables no live proxy lists go; and the
         submission's that the test no longer holds)."""
+        if self.dropping:
+            dropping, self.dropping = self.dropping, []
+            self.drop(dropping)
         found = []
         for vid, var in self.by_id.items():
             now = _bytes(var)
@@ -336,8 +346,8 @@ class Layouts:
                 "base": public_base(type(layer)), "variables": self.layout(layer, cid, blobs)}
 
     def layout(self, layer: Any, cid: int, blobs: list[bytes]) -> list:
-        """``[id, value or None, trainable, name]`` per variable of ``layer``: the value of a
-        variable the executor was not sent yet (None: it has that id already)."""
+        """``[id, node or None, trainable, name]`` per variable of ``layer``: the node of a variable
+        the executor was not sent yet (``variable_node``; None: it has that id already)."""
         entries = []
         for var in layer.variables:
             inner = tf_variable(var)
@@ -346,7 +356,7 @@ class Layouts:
             if fresh:
                 vid = self.executor.new_id()
                 self.variables.add(vid, inner)
-            entries.append([vid, wire.encode(value_of(inner), blobs) if fresh else None,
+            entries.append([vid, variable_node(var, vid, blobs) if fresh else None,
                             bool(var.trainable), str(getattr(var, "name", "variable"))[:200]])
         self.by_callback[cid] = [e[0] for e in entries]
         return entries
@@ -456,7 +466,7 @@ class Copies:
     def _forget(self, key: int, ident: int, vids: list[int]) -> None:
         if self.sent.get(key, (None,))[0] == ident:
             del self.sent[key]
-        self.variables.drop(vids)
+        self.variables.drop_later(vids)  # a finalizer: the registry may be in the middle of an exchange
         self.executor.release(ident)
 
 
@@ -466,7 +476,8 @@ class Copies:
 class KerasProxy:
     """The executor's stand-in for a test's Keras layer: calling it calls the layer in the trusted
     process, as one op of its inputs and ``variables`` (this process's, kept in step with the
-    layer's); any other attribute is read there."""
+    layer's); any other attribute is read there, and set there (a plain value: a callback's
+    ``self.model.stop_training = True``)."""
 
     __slots__ = ("_call", "_attribute", "_variables", "_trainable", "_base", "__weakref__")
 
@@ -493,18 +504,27 @@ class KerasProxy:
             raise AttributeError(name)
         return object.__getattribute__(self, "_attribute")(name)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_attribute")(name, value)  # set on the test's layer, there
+
     def __repr__(self) -> str:
         return f"<{object.__getattribute__(self, '_attribute').__name__} of the tests>"
 
 
-def take_layout(proxy: KerasProxy, entries: Any, variables: Variables, blobs: list[bytes]) -> None:
-    """Give ``proxy`` the variables its layer has now (``Layouts.layout``): a new ``tf.Variable``
-    for each one this process was sent the value of, the one it has for each other."""
-    import tensorflow as tf
+@functools.lru_cache(maxsize=256)
+def proxy_class(name: str) -> type[KerasProxy]:
+    """The class of proxies of a test's layers of the class ``name``: a ``KerasProxy`` so named, so
+    that ``type(layer).__name__`` in the submission's message names the layer's class."""
+    return type(name if name.isidentifier() else "KerasProxy", (KerasProxy,), {"__slots__": (), "__module__": "tests"})
 
+
+def take_layout(proxy: KerasProxy, entries: Any, variables: Variables, blobs: list[bytes]) -> None:
+    """Give ``proxy`` the variables its layer has now (``Layouts.layout``): a new variable for each
+    one this process was sent (``made_variable``: a Keras variable of its path for a Keras
+    variable), the one it has for each other."""
     made, trainable = [], []
     for entry in wire.as_list(entries):
-        vid, node, is_trainable, name = wire.as_list(entry, 4)
+        vid, node, is_trainable, _ = wire.as_list(entry, 4)
         if type(vid) is not int:
             raise wire.WireError("a variable of a layer that has no id")
         if node is None:
@@ -512,10 +532,9 @@ def take_layout(proxy: KerasProxy, entries: Any, variables: Variables, blobs: li
             if var is None:
                 raise wire.WireError("a layer's variable that was not sent")
         else:
-            value = wire.decode(node, blobs)
-            if not isinstance(value, tf.Tensor):
-                raise wire.WireError("a layer's variable whose value is not a tensor")
-            var = tf.Variable(value, trainable=is_trainable is True, name=str(name)[:200] or None)
+            if type(node) is not dict:
+                raise wire.WireError("a layer's variable that is not described")
+            var = made_variable(node, blobs)
             variables.add(vid, var)
         made.append(var)
         trainable.append(is_trainable is True)

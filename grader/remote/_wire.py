@@ -13,11 +13,13 @@ Imports torch and numpy lazily: the codec of a TensorFlow-free, torch-free run n
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
 import socket
 import struct
 import sys
+import types
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -173,6 +175,8 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
             return {"k": "size", "v": [int(d) for d in value]}
     if _of_tensorflow(value) and (node := encode_tf(value, blobs)) is not None:
         return node
+    if is_library_function(value):
+        return {"k": "function", "module": value.__module__, "qualname": value.__qualname__}
     np = _numpy_if_loaded()
     if np is not None and type(value) is np.ndarray and array_dtype_carried(value.dtype):
         return _encode_array(value, blobs)
@@ -182,6 +186,34 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     if opaque is not None:
         return opaque(value)
     raise WireError(f"a {type(value).__name__} cannot be sent to the other process")
+
+
+# Where a function crosses by name, as itself on the other side: Keras's and TensorFlow's
+# (a layer's activation); torch's cross pickled by name where the trusted side sends them.
+_LIBRARIES = ("keras", "tensorflow")
+
+
+def is_library_function(value: Any) -> bool:
+    """Whether ``value`` is a plain function of Keras or TensorFlow that its module names
+    (``keras.activations.relu``; not one made inside a call, a closure of theirs)."""
+    return (isinstance(value, types.FunctionType) and str(value.__module__).split(".")[0] in _LIBRARIES
+            and "<" not in value.__qualname__)
+
+
+def _library_function(node: dict) -> Any:
+    """The function a ``function`` node names (``WireError`` for a name of no such function)."""
+    module, qualname = _str(node["module"]), _str(node["qualname"])
+    if module.split(".")[0] not in _LIBRARIES or module.split(".")[0] not in sys.modules or "<" in qualname:
+        raise WireError(f"no function {module}.{qualname} that crosses by name")
+    try:
+        found: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        raise WireError(f"no function {module}.{qualname}") from None
+    if not is_library_function(found) or found.__module__ != module or found.__qualname__ != qualname:
+        raise WireError(f"no function {module}.{qualname} that crosses by name")
+    return found
 
 
 def encode_instance(value: Any, kind: str, again: Callable[[Any], Any]) -> dict:
@@ -468,16 +500,18 @@ def flat_bytes(t):
 def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | None = None,
            grads: bool = False, tensors: list | None = None, atoms: list | None = None,
            classes: Callable[[str, str, str], type] | None = None, tf_tensors: list | None = None,
-           tf_sources: list | None = None, seen: int = 0) -> Any:
+           tf_sources: list | None = None, dicts: list | None = None, seen: int = 0) -> Any:
     """The value ``encode`` made ``node``; raises ``WireError`` for anything else. ``handle``
     turns the node of a handle (``{"k": "handle"}``, ``{"k": "ref"}``, ``{"k": "arg"}``) into a
     value. Tensors require grad as their node says only with ``grads`` (the executor's side:
     the trusted side connects gradients itself); each tensor made is appended to ``tensors``,
     and each numbered value (an ``{"k": "atom"}`` node) to ``atoms``; each TensorFlow tensor made
     (not numbered) to ``tf_tensors``, and each of a floating or complex dtype, variables too, to
-    ``tf_sources`` (what a tape there may differentiate against). ``classes`` gives the class
-    of an instance's node (module, qualified name, kind), or raises ``WireError``; the instance
-    is made without running its class's code (no ``__init__``, no ``__setattr__``)."""
+    ``tf_sources`` (what a tape there may differentiate against); each plain dict made to
+    ``dicts``, in the order ``encode`` met them (an outer dict before those it holds).
+    ``classes`` gives the class of an instance's node (module, qualified name, kind), or raises
+    ``WireError``; the instance is made without running its class's code (no ``__init__``, no
+    ``__setattr__``)."""
     if seen > 64:
         raise WireError("a value nested more than 64 levels deep")
     if node is None or isinstance(node, (bool, str)) or (type(node) is int) or (
@@ -488,14 +522,20 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
 
     def again(v: Any) -> Any:
         return decode(v, blobs, handle=handle, grads=grads, tensors=tensors, atoms=atoms, classes=classes,
-                      tf_tensors=tf_tensors, tf_sources=tf_sources, seen=seen + 1)
+                      tf_tensors=tf_tensors, tf_sources=tf_sources, dicts=dicts, seen=seen + 1)
 
     kind = node["k"]
     try:
         if kind in _SEQUENCES:
             return _SEQUENCES[kind]([again(v) for v in as_list(node["v"])])
         if kind in ("dict", "defaultdict", "ordered_dict"):
+            slot = None
+            if dicts is not None and kind == "dict":
+                slot = len(dicts)
+                dicts.append(None)  # numbered before the dicts it holds, as encode meets them
             items = {again(k): again(v) for k, v in (_pair(p) for p in as_list(node["v"]))}
+            if slot is not None:
+                dicts[slot] = items
             if kind == "ordered_dict":
                 return OrderedDict(items)
             return items if kind == "dict" else defaultdict(_FACTORIES[_str(node["f"])], items)
@@ -522,6 +562,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
             return slice(*(again(v) for v in as_list(node["v"], 3)))
         if kind == "ellipsis":
             return Ellipsis
+        if kind == "function":
+            return _library_function(node)
         if kind == "tensor":
             tensor = _decode_tensor(node, blobs, grads)
             if tensors is not None:

@@ -166,12 +166,17 @@ def test_tensors_variables_and_tapes_cross_as_in_one_process(tmp_path):
     {"k": "tf_spec", "shape": [None, -1], "dtype": "float32", "name": None},             # a negative dimension
     {"k": "tf_spec", "shape": None, "dtype": "resource", "name": None},                  # not carried
     {"k": "tf_spec", "shape": [2], "dtype": "float32", "name": 7},                        # a name not a string
+    {"k": "function", "module": "os", "qualname": "system"},                             # not a library's
+    {"k": "function", "module": "tensorflow", "qualname": "Variable"},                  # not a function
+    {"k": "function", "module": "keras.src.activations.activations", "qualname": "os.system"},  # reached through
 ])
 def test_a_malformed_tensorflow_node_is_refused(node):
     ok = {"k": "tf_tensor", "dtype": "float32", "shape": [2], "device": "", "blob": 0}
     assert wire.decode(ok, [bytes(8)]).numpy().tolist() == [0.0, 0.0]
     for spec in (tf.TensorSpec([None, 3], tf.float64, name="x"), tf.TensorSpec(None, tf.string)):
         assert wire.decode(wire.encode(spec, []), []) == spec
+    relu = pytest.importorskip("keras").activations.relu
+    assert wire.decode(wire.encode(relu, []), []) is relu
     with pytest.raises(wire.WireError):
         wire.decode(node, [bytes(8)])
 
@@ -394,6 +399,29 @@ def test_the_executor_drops_a_dead_proxys_variables_after_sending_what_it_assign
     assert gone.numpy().tolist() == [3.0]
 
 
+def test_a_variable_a_finalizer_lets_go_is_dropped_at_the_next_exchange_not_during_one(monkeypatch):
+    from grader.remote import _keras
+
+    here = _keras.Variables()
+    first, second = tf.Variable([1.0]), tf.Variable([2.0])
+    here.add(1, first)
+    here.add(2, second)
+    reads = []
+    real = _keras._bytes
+
+    def collecting(var):  # the garbage collector runs a finalizer while a variable is read
+        reads.append(var)
+        if len(reads) == 1:
+            here.drop_later([2])
+        return real(var)
+
+    monkeypatch.setattr(_keras, "_bytes", collecting)
+    second.assign([5.0])
+    assert [vid for vid, _ in here.changes([])] == [2]  # let go mid-exchange: its last value still goes
+    assert sorted(here.by_id) == [1, 2] and here.dropping == [2]
+    assert here.changes([]) == [] and sorted(here.by_id) == [1]
+
+
 TRACING = '''
 import tensorflow as tf
 
@@ -592,6 +620,20 @@ def compiled_fit(model, optimizer, loss, x, y, epochs):
 def sets_policy(name):
     keras.mixed_precision.set_global_policy(name)
 
+def logs_learning_rate(logs, nested):
+    logs["learning_rate"] = 0.5
+    del logs["dropped"]
+    nested["inner"]["seen"] = True
+
+def stops(model):
+    model.stop_training = True
+
+def described(layer):
+    return type(layer).__name__, keras.activations.serialize(layer.activation), layer.activation
+
+def replaces_a_method(model):
+    model.predict = lambda *args: 0.0
+
 def train_in_a_graph(model, x, y, optimizer, loss_fn, steps):
     @tf.function
     def step(x, y):
@@ -742,6 +784,27 @@ assert np.allclose(got, expected) and got[0] > got[-1], (got, expected)
 assert all(np.allclose(a, b) for a, b in zip(ours.get_weights(), theirs.get_weights()))
 assert theirs.layers[0].seen == ours.layers[0].seen == [True]  # at trace time, once
 assert loss_there.python_runs == loss_here.python_runs == 1 and int(loss_there.calls.numpy()) == 3
+
+# What a call sets or deletes in a dict of the test's is set or deleted in it (a callback's logs);
+# a plain attribute it sets on a test's model is set on it (stop_training), a method is refused.
+logs, loss, inner = {"loss": 1.25, "dropped": 0}, 1.25, {}
+logs["loss"] = loss
+module.logs_learning_rate(logs, {"inner": inner})
+assert logs == {"loss": 1.25, "learning_rate": 0.5} and logs["loss"] is loss and inner == {"seen": True}
+model = tests_model()
+module.stops(model)
+assert model.stop_training is True
+try:
+    module.replaces_a_method(model)
+except AttributeError as exc:
+    assert "takes only a plain value" in str(exc), exc
+else:
+    raise AssertionError("a method of the test's model was replaced")
+
+# A test's layer is of a class named as its own there, and its activation is Keras's own function
+# (a function of Keras's or TensorFlow's crosses by name); a function there has its name here.
+assert module.described(keras.layers.Dense(2, activation="relu")) == ("Dense", "relu", keras.activations.relu)
+assert module.described.__name__ == "described"
 
 # Keras's global dtype policy travels with each call, both ways.
 keras.mixed_precision.set_global_policy("mixed_bfloat16")
