@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import pytest
 
-from grader.tfchecks import assert_close, assert_raises_naming
+from grader.tfchecks import assert_close, assert_raises_naming, where_the_submission_lives
 
 TARGET = 1000.0  # far above every prediction: d MAE / d w = -1 on every batch
 LR = 0.25  # SGD learning rate of the early-stopping tests (exact in binary)
@@ -205,7 +205,8 @@ def test_checkpoint_holds_the_best_weights(impl, path_kind, tmp_path):
     assert path.is_file(), f"training_callbacks({kind} {path.name!r}): fit wrote no checkpoint there"
     if suffix == ".keras":
         try:
-            restored = keras.saving.load_model(path, custom_objects={"CurveOutput": CurveOutput})
+            # Loaded where the submission lives: a .keras file's config names what loading imports and calls.
+            restored = where_the_submission_lives(impl, "keras.saving.load_model", path, {"CurveOutput": CurveOutput})
         except Exception as exc:  # noqa: BLE001 - reported to the learner
             raise AssertionError(f"the checkpoint {path.name!r} is not a whole model that "
                                  f"keras.saving.load_model reads: {type(exc).__name__}: {exc!s:.200}") from None
