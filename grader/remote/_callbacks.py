@@ -395,8 +395,8 @@ class Caller:
             attribute = self.stub({"i": node["a"], "name": node.get("name")})
             name = str(node.get("name"))[:200]
             proxy = _keras.proxy_class(name)(
-                lambda args, kwargs, variables: self.call(call._id, args, kwargs, variables),
-                attribute, _keras.exported_class(node.get("base"), name))
+                lambda stub, args, kwargs, variables: self.call(stub._id, args, kwargs, variables),
+                call, attribute, _keras.exported_class(node.get("base"), name))
             self.keras_proxies[cid] = proxy
             weakref.finalize(proxy, setattr, self.keras_variables, "unlisted", True)
         _keras.take_layout(proxy, node["variables"], self.keras_variables, blobs)
@@ -473,7 +473,7 @@ class Caller:
         if (tf_sources or variables) and _tfgrad.recording():  # the submission's tape may be recording
             message["tf_grad_call"], message["grad_shared"] = True, []
             proxy = self.keras_proxies.get(cid)
-            if proxy is not None:  # a layer's call: its variables are sources too
+            if proxy is not None or variables:  # a layer's call or attribute read: its variables are sources too
                 message["keras_sources"] = [self.keras_variables.ident(v) for v in variables]
             return _tfgrad.callback_call(self, message, out, [*tf_sources, *map(_keras.tf_variable, variables)],
                                          None if proxy is None else

@@ -772,6 +772,8 @@ class Executor:
         try:
             result = wire.decode(node, out, handle=handle, tensors=outputs, classes=class_of_tests,
                                  tf_tensors=tf_outputs)
+            if tf_outputs is not None:  # made for a test's tape: the variables it read there
+                reply["variables_read"] = self._variables_read(reply, out)
             # The graphs of callback calls the executor freed during this call go now, not at
             # the next request: a test may check right after the call that nothing holds them.
             self.callbacks.drop()
@@ -874,33 +876,30 @@ class Executor:
             return self.decode(node, out)
 
     def tf_vjp(self, call: int, upstream: tuple, inputs: list, variables: list = ()) -> list:
-        """The gradients for ``inputs`` (the tensors a call watched), then for ``variables`` (those
-        here that stand for variables there, None for any other), of that call's outputs weighted
-        by ``upstream``, from its tape there (``grader.remote._tfgrad``)."""
+        """The gradients for ``inputs`` (the tensors a call watched), then for ``variables`` (pairs
+        of the id a variable there has and the variable here that stands for it), of that call's
+        outputs weighted by ``upstream``, from its tape there (``grader.remote._tfgrad``)."""
         blobs: list[bytes] = []
-        vids = [self.keras_variables.ident(var) for var in variables]
-        asked = [vid for vid in vids if vid is not None]
-        node, _, out = self.request({"op": "tf_vjp", "call": self.live(call), "variables": asked,
+        node, _, out = self.request({"op": "tf_vjp", "call": self.live(call),
+                                     "variables": [vid for vid, _ in variables],
                                      "grads": self.encode(list(upstream), blobs)}, blobs)
         try:
-            asked_variables = [_keras.tf_variable(self.keras_variables.get(vid)) for vid in asked]
-            grads = _tfgrad.checked_gradients(self.decode(node, out), [*inputs, *asked_variables])
+            return _tfgrad.checked_gradients(self.decode(node, out), [*inputs, *(var for _, var in variables)])
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
-        by_variable = iter(grads[len(inputs):])
-        return [*grads[:len(inputs)], *(None if vid is None else next(by_variable) for vid in vids)]
 
-    def variables_read(self, reply: dict) -> list:
-        """The ``tf.Variable``s here of the trainable variables a call made for a test's tape read
+    def _variables_read(self, reply: dict, out: list[bytes]) -> list:
+        """``[id, tf.Variable here]`` of each trainable variable a call made for a test's tape read
         there (its reply's ``tf_read``): the submission's (held from now on as the test holds them)
-        and the test's own that the submission's proxies copied."""
-        try:
-            found = [self._object(n, reply["blobs"]) for n in wire.as_list(reply.get("tf_read", []))]
-            if not all(_keras.is_variable(var) for var in found):
+        and the test's own that the submission's proxies copied. Read before the callbacks the
+        call let go are forgotten (a proxy of the test's model, with its variables' ids)."""
+        found = []
+        for node in wire.as_list(reply.get("tf_read", [])):
+            var = self._object(node, out)
+            if not _keras.is_variable(var):
                 raise wire.WireError("a variable read that is not a variable")
-        except wire.WireError as exc:
-            self._fail(f"the submission's process answered out of protocol ({exc})")
-        return [_keras.tf_variable(var) for var in found]
+            found.append([node["id"], _keras.tf_variable(var)])
+        return found
 
     def function_of(self, call: int, index: int) -> Any:
         """The ``torch.autograd.Function`` subclass whose node made output ``index`` of ``call``

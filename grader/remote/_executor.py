@@ -312,12 +312,16 @@ class _Executor:
                        "dicts": self._dict_changes(dicts, items_before, out)}
         if watched is not None:
             call = self._new_id()
-            self.calls[call] = _tfgrad.Tape(tape, watched, tf_outputs)
             reply["tf_call"], reply["tf_outputs"] = call, len(tf_outputs)
             sent_variables = {id(var) for _, var, _ in variables}
             owners = _keras.variables_by_inner([fn, *args, *kwargs.values()])
-            reply["tf_read"] = [self.variable_node(owners.get(id(var), var), out) for var in tape.watched_variables()
-                                if id(var) not in sent_variables and _keras.is_variable(var)]
+            read = [var for var in tape.watched_variables()
+                    if id(var) not in sent_variables and _keras.is_variable(var)]
+            reply["tf_read"] = [self.variable_node(owners.get(id(var), var), out) for var in read]
+            # The tape's own map of the variables it read: one of a proxy the call let go is
+            # forgotten by the caller before the test asks for its gradient.
+            self.calls[call] = _tfgrad.Tape(tape, watched, tf_outputs,
+                                            {node["id"]: var for node, var in zip(reply["tf_read"], read)})
         if probe is not None:
             reply["evidence"] = wire.encode(evidence, out)
         del args, kwargs, result, fn
@@ -361,10 +365,9 @@ class _Executor:
         call = self.calls.get(header["call"])
         if not isinstance(call, _tfgrad.Tape):
             raise wire.WireError("the gradients of a call that kept no tape")
-        variables = [self.caller.keras_variables.get(vid) for vid in wire.as_list(header.get("variables", []))]
+        variables = [call.read.get(vid) for vid in wire.as_list(header.get("variables", []))]
         if any(var is None for var in variables):
-            raise wire.WireError("the gradient for a variable that is not shared")
-        variables = [_keras.tf_variable(var) for var in variables]
+            raise wire.WireError("the gradient for a variable the call did not read")
         return {"value": wire.encode(call.gradient(wire.decode(header["grads"], blobs), variables), out)}
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:

@@ -479,11 +479,13 @@ class KerasProxy:
     layer's); any other attribute is read there, and set there (a plain value: a callback's
     ``self.model.stop_training = True``)."""
 
-    __slots__ = ("_call", "_attribute", "_variables", "_trainable", "_base", "__weakref__")
+    __slots__ = ("_calls", "_layer", "_attribute", "_variables", "_trainable", "_base", "__weakref__")
 
-    def __init__(self, call: Any, attribute: Any, base: type) -> None:
-        for name, value in (("_call", call), ("_attribute", attribute), ("_variables", []), ("_trainable", []),
-                            ("_base", base)):
+    def __init__(self, calls: Any, layer: Any, attribute: Any, base: type) -> None:
+        """``calls(stub, args, kwargs, variables)`` calls a stand-in of the test's (``layer``'s, the
+        layer itself; ``attribute``'s, reading an attribute) as an op of ``variables`` too."""
+        for name, value in (("_calls", calls), ("_layer", layer), ("_attribute", attribute), ("_variables", []),
+                            ("_trainable", []), ("_base", base)):
             object.__setattr__(self, name, value)
 
     @property
@@ -493,7 +495,7 @@ class KerasProxy:
         return object.__getattribute__(self, "_base")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return object.__getattribute__(self, "_call")(args, kwargs, list(object.__getattribute__(self, "_variables")))
+        return self._of_variables("_layer", args, kwargs)
 
     def __getattr__(self, name: str) -> Any:
         if name in _LISTS:
@@ -502,7 +504,13 @@ class KerasProxy:
             return [v for v, trainable in pairs if keep is None or trainable is keep]
         if name.startswith("__"):
             raise AttributeError(name)
-        return object.__getattribute__(self, "_attribute")(name)
+        # An op of the variables too: what the layer computes from them (its regularizers'
+        # ``losses``) is differentiable in them, as in one process.
+        return self._of_variables("_attribute", (name,), {})
+
+    def _of_variables(self, stub: str, args: tuple, kwargs: dict) -> Any:
+        return object.__getattribute__(self, "_calls")(object.__getattribute__(self, stub), args, kwargs,
+                                                       list(object.__getattribute__(self, "_variables")))
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__getattribute__(self, "_attribute")(name, value)  # set on the test's layer, there

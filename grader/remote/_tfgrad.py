@@ -64,7 +64,7 @@ def watched(atoms: list) -> list[tuple[int, Any]]:
 def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
     """``finish(tf_outputs)`` (the call, sent; its result and reply), made as one differentiable
     op of ``inputs`` and of the variables here that stand for the trainable ones the call read
-    there (``Executor.variables_read``) on the test's tapes: the result with each floating tensor
+    there (its reply's ``variables_read``) on the test's tapes: the result with each floating tensor
     it made replaced by the op's output that stands for it."""
     import tensorflow as tf
 
@@ -81,8 +81,10 @@ def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
         if ident is None or reply.get("tf_outputs") != len(outputs):
             executor._fail("the submission's process answered out of protocol (a call's gradients)")
         holder.update(result=result, reply=reply, outputs=outputs)
-        for var in executor.variables_read(reply):
+        read = {}  # id() of each variable here that stands for one the call read there -> that one's id
+        for vid, var in reply["variables_read"]:
             var.read_value()  # read inside the op: TensorFlow hands it to ``grad``, and the test's tape watches it
+            read[id(var)] = vid
 
         def grad(*upstream, variables=None):
             if variables is None:
@@ -90,8 +92,10 @@ def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
             # Each variable read here is one of the submission's the call read, or the test's own
             # a copy of which it read; any other (read while the result was rebuilt) has no
             # gradient through the call.
-            grads = executor.tf_vjp(ident, upstream, inputs, variables)
-            return grads[:len(inputs)], grads[len(inputs):]
+            asked = [(read[id(v)], v) for v in variables if id(v) in read]
+            grads = executor.tf_vjp(ident, upstream, inputs, asked)
+            by_variable = {id(v): g for (_, v), g in zip(asked, grads[len(inputs):])}
+            return grads[:len(inputs)], [by_variable.get(id(v)) for v in variables]
 
         weakref.finalize(grad, executor.release, ident)  # with the tapes that hold it
         return (tuple(outputs) if outputs else tf.zeros(())), grad
@@ -103,11 +107,12 @@ def bridged(executor, finish, inputs: list) -> tuple[Any, dict]:
 
 
 class Tape:
-    """The executor's record of a call made for a test's tape: its tape, the tensors it watched
-    and the floating tensors the call returned, in the order the trusted side numbers them."""
+    """The executor's record of a call made for a test's tape: its tape, the tensors it watched,
+    the floating tensors the call returned, in the order the trusted side numbers them, and the
+    ``tf.Variable``s it read by the ids the trusted side knows them by."""
 
-    def __init__(self, tape, inputs: list, outputs: list) -> None:
-        self.tape, self.inputs, self.outputs = tape, inputs, outputs
+    def __init__(self, tape, inputs: list, outputs: list, read: dict | None = None) -> None:
+        self.tape, self.inputs, self.outputs, self.read = tape, inputs, outputs, read or {}
 
     def gradient(self, upstream: Any, variables: list = ()) -> list:
         """Per watched tensor, then per ``tf.Variable`` of ``variables`` (read during the call),

@@ -256,6 +256,9 @@ def same(x):
 
 def call(layer, x):
     return layer(x)
+
+def penalty(layer):
+    return tf.add_n(layer.losses)
 '''
 
 CALLING_BACK_DRIVER = '''
@@ -351,6 +354,15 @@ close(dense.kernel.numpy(), before - 0.01 * (2 * inputs.numpy().T @ (inputs.nump
 dense.kernel.assign([[1.0], [2.0], [3.0]])
 assert module.values(dense) == [[[1.0], [2.0], [3.0]]]
 close(module.call(dense, inputs), inputs.numpy() @ np.array([[1.0], [2.0], [3.0]]))
+# What the submission reads of a test's layer is an op of its variables too: a regularizer's
+# loss, computed by the test's layer, is differentiable in them through the call.
+regularized = tf.keras.layers.Dense(1, use_bias=False, kernel_initializer="ones", dtype="float64",
+                                    kernel_regularizer=tf.keras.regularizers.L2(0.5))
+regularized(inputs)
+with tf.GradientTape() as tape:
+    loss = module.penalty(regularized)
+close(loss, 0.5 * np.sum(regularized.kernel.numpy() ** 2))
+close(tape.gradient(loss, regularized.kernel), regularized.kernel.numpy())  # d 0.5 sum(W^2) / dW
 
 executor.close()
 zygote.close()
