@@ -2061,7 +2061,9 @@ def test_a_backward_that_recomputes_the_tests_modules_brings_what_it_changed_her
     for block, same in zip(blocks, local, strict=True):  # batch norm's statistics, updated again
         assert torch.allclose(block.norm.running_mean, same.norm.running_mean)
         assert int(block.norm.num_batches_tracked) == int(same.norm.num_batches_tracked) == 2
-    assert torch.allclose(x.grad, x_here.grad)
+    # Batch norm's backward sums in an order that depends on the threads each process runs with:
+    # the two differ by a few ulps of the largest value (5e-7 seen beside values of 7.6).
+    torch.testing.assert_close(x.grad, x_here.grad, rtol=1e-5, atol=1e-5)
 
 
 class RecordingScaler(torch.amp.GradScaler):
