@@ -45,7 +45,7 @@ def is_layer(value: Any) -> bool:
 
 
 # Where Keras (and TensorFlow) export the classes a proxy or a handle may answer ``isinstance``
-# for, by name: a class counts when its namespace exports it under its own name.
+# for, by name: a class counts when one of these namespaces exports it.
 PUBLIC_NAMESPACES = ("keras", "keras.layers", "keras.models", "keras.optimizers", "keras.optimizers.schedules",
                      "keras.callbacks", "keras.losses", "keras.metrics", "keras.regularizers",
                      "keras.initializers", "keras.constraints", "tensorflow")
@@ -57,14 +57,30 @@ def _public() -> dict[str, Any]:
     return {namespace: importlib.import_module(namespace) for namespace in PUBLIC_NAMESPACES}
 
 
+@functools.lru_cache(maxsize=1)
+def _exported_as() -> dict[type, tuple[str, str]]:
+    """Each class ``PUBLIC_NAMESPACES`` export -> the namespace and name it is exported as: its
+    own name where a namespace exports it so, else the first alias (``tf.name_scope`` is the
+    class ``name_scope_v2``), the namespaces in their order."""
+    found: dict[type, tuple[str, str]] = {}
+    for namespace, module in _public().items():
+        for name, value in vars(module).items():
+            if isinstance(value, type) and not name.startswith("_"):
+                known = found.get(value)
+                if known is None or (known[1] != value.__name__ and name == value.__name__):
+                    found[value] = (namespace, name)
+    return found
+
+
 def public_names(klass: type) -> list[list[str]]:
     """``[namespace, name]`` of each class among ``klass``'s bases (itself included) that Keras or
-    TensorFlow exports (``keras.Sequential``, ``keras.layers.Dense``, ``tf.Module``...), nearest
-    first, leaving out those that one named before derives from: a functional model's are
-    ``keras.Function`` and ``keras.Model``. None are named where neither is loaded."""
+    TensorFlow exports (``keras.Sequential``, ``keras.layers.Dense``, ``tf.Module``,
+    ``tf.name_scope``...), nearest first, leaving out those that one named before derives from: a
+    functional model's are ``keras.Function`` and ``keras.Model``. None are named where neither
+    is loaded."""
     if "keras" not in sys.modules and "tensorflow" not in sys.modules:
         return []
-    public = _public()
+    exported_as = _exported_as()
     found: list[list[str]] = []
     classes: list[type] = []
     for base in klass.__mro__:
@@ -72,11 +88,9 @@ def public_names(klass: type) -> list[list[str]]:
             break
         if any(issubclass(c, base) for c in classes):
             continue
-        for namespace, module in public.items():
-            if getattr(module, base.__name__, None) is base:
-                found.append([namespace, base.__name__])
-                classes.append(base)
-                break
+        if (pair := exported_as.get(base)) is not None:
+            found.append(list(pair))
+            classes.append(base)
     return found
 
 
@@ -89,7 +103,7 @@ def exported(namespace: Any, name: Any) -> type | None:
     """The class ``public_names`` named so, or None for a name of no class exported so."""
     module = _public().get(namespace) if type(namespace) is str else None
     found = getattr(module, name, None) if module is not None and type(name) is str else None
-    return found if isinstance(found, type) and found.__name__ == name else None
+    return found if isinstance(found, type) and _exported_as().get(found) == (namespace, name) else None
 
 
 def exported_bases(names: Any) -> tuple[type, ...]:
