@@ -1,7 +1,7 @@
 """Evidence only the executor has, as the checks of ``grader.checks`` take it there.
 
 A check that watches a call (the ATen ops it dispatched, the tensors autograd saved for
-backward, the watched Python functions it ran) asks a handle's ``call_probed(probe, ...)``, the
+backward, the watched Python functions it ran, the TF1 sessions it ran) asks a handle's ``call_probed(probe, ...)``, the
 probe a name or a ``(name, parameter)`` pair: the executor runs the call under that very check
 and sends its evidence back as plain data, which ``evidence`` rebuilds, checked, on the
 trusted side. ``tensors_held_by`` asks a handle what its object holds: ``held`` walks it there,
@@ -64,11 +64,34 @@ def _calls(plain: Any) -> list[str]:
     return names
 
 
+def _run_session_runs(fn: Callable, args: tuple, kwargs: dict, parameter: None) -> tuple[Any, list]:
+    from grader.tfchecks._sessions import record_session_runs
+
+    result, runs = record_session_runs(fn, *args, **kwargs)
+    return result, [[run.own_graph, [None if shape is None else list(shape) for shape in run.placeholder_shapes]]
+                    for run in runs]
+
+
+def _session_runs(plain: Any) -> list:
+    from grader.tfchecks._sessions import SessionRun
+
+    runs = []
+    for entry in wire.as_list(plain):
+        own_graph, shapes = wire.as_list(entry, 2)
+        shapes = [None if shape is None else tuple(wire.as_list(shape)) for shape in wire.as_list(shapes)]
+        if type(own_graph) is not bool or not all(
+                shape is None or all(n is None or (type(n) is int and n >= 0) for n in shape) for shape in shapes):
+            raise wire.WireError("a record of session runs that is not flags and shapes")
+        runs.append(SessionRun(own_graph, tuple(shapes)))
+    return runs
+
+
 # name -> (run the call under the check, executor side; rebuild its evidence, trusted side)
 PROBES: dict[str, tuple[Callable, Callable]] = {
     "aten_ops": (_run_aten_ops, _aten_ops),
     "saved_tensors": (_run_saved_tensors, _saved_tensors),
     "calls": (_run_calls, _calls),
+    "session_runs": (_run_session_runs, _session_runs),
 }
 
 

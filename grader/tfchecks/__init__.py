@@ -12,6 +12,7 @@ from grader.tfchecks._compare import assert_close, assert_dtype, assert_shape
 from grader.tfchecks._env import logical_cpus
 from grader.tfchecks._gradients import central_differences, check_gradients
 from grader.tfchecks._precision import mixed_precision
+from grader.tfchecks._sessions import SessionRun, record_session_runs
 from grader.tfchecks._summaries import read_summaries
 from grader.tfchecks._tracing import retrace_counter
 
@@ -20,6 +21,7 @@ __getattr__ = lazy_exports(__name__, {"broadcastable_batch_shapes": "grader._sha
                                       "tf_tensors": "grader.tfchecks._strategies"})
 
 __all__ = [
+    "SessionRun",
     "assert_close",
     "assert_dtype",
     "assert_raises_naming",
@@ -30,6 +32,7 @@ __all__ = [
     "logical_cpus",
     "mixed_precision",
     "read_summaries",
+    "record_session_runs",
     "retrace_counter",
     "shapes",
     "tf_tensors",

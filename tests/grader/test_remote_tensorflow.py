@@ -568,6 +568,12 @@ else:
 
 # A TF1 graph run in a session, and tf.data's map.
 close(module.in_a_session(lambda t: t * 3.0, [1.0, 2.0]), [3.0, 6.0])
+# The sessions it ran are recorded there: the graph, its own, has the submission's placeholder
+# (the test function's graph brought none).
+from grader.tfchecks import SessionRun, record_session_runs
+out, runs = record_session_runs(module.in_a_session, lambda t: t * 3.0, [1.0, 2.0])
+close(out, [3.0, 6.0])
+assert runs == [SessionRun(True, ((None,),))], runs
 assert module.mapped(lambda t: t * 2, tf.constant([1, 2, 3])) == [2, 4, 6]
 
 executor.close()

@@ -10,6 +10,7 @@ tf = pytest.importorskip("tensorflow")
 
 import grader.tfchecks  # noqa: E402 - after importorskip: only once TensorFlow is installed
 from grader.tfchecks import (  # noqa: E402
+    SessionRun,
     assert_close,
     assert_dtype,
     assert_raises_naming,
@@ -18,6 +19,7 @@ from grader.tfchecks import (  # noqa: E402
     central_differences,
     check_gradients,
     mixed_precision,
+    record_session_runs,
     retrace_counter,
     shapes,
     tf_tensors,
@@ -28,7 +30,8 @@ def test_public_surface():
     assert set(grader.tfchecks.__all__) == {
         "assert_close", "assert_shape", "assert_dtype", "check_gradients", "central_differences",
         "retrace_counter", "mixed_precision", "assert_raises_naming", "shapes",
-        "broadcastable_batch_shapes", "tf_tensors", "logical_cpus", "read_summaries", "where_the_submission_lives"}
+        "broadcastable_batch_shapes", "tf_tensors", "logical_cpus", "read_summaries", "where_the_submission_lives",
+        "record_session_runs", "SessionRun"}
     assert [name for name in grader.tfchecks.__all__ if not hasattr(grader.tfchecks, name)] == []
 
 
@@ -217,3 +220,42 @@ def test_read_summaries_imports_no_torch():
     result = run_python("-c", "import sys, tempfile\nfrom grader.tfchecks import read_summaries\n"
                               "read_summaries(tempfile.mkdtemp())\nprint('torch' in sys.modules)")
     assert result.stdout.strip() == "False", result.stdout + result.stderr
+
+
+def _run_in_a_graph(graph, build):
+    with graph.as_default():
+        fetch, feed = build()
+    with tf.compat.v1.Session(graph=graph) as session:
+        return session.run(fetch, feed)
+
+
+def test_record_session_runs_says_whose_graph_each_run_ran_and_its_placeholders():
+    def own_graph(value):
+        def build():
+            x = tf.compat.v1.placeholder(tf.float32, [None])
+            tf.compat.v1.placeholder(tf.float32, [2, 3])
+            tf.compat.v1.placeholder(tf.float32)  # of unknown rank
+            return x * 2.0, {x: value}
+        return _run_in_a_graph(tf.Graph(), build)
+
+    out, runs = record_session_runs(own_graph, [1.0, 2.0])
+    np.testing.assert_allclose(out, [2.0, 4.0])
+    assert runs == [SessionRun(True, ((None,), (2, 3), None))]
+    out, runs = record_session_runs(lambda: _run_in_a_graph(tf.compat.v1.get_default_graph(),
+                                                            lambda: (tf.constant(1.0) + 1.0, None)))
+    assert out == 2.0 and runs == [SessionRun(False, ())]  # the global default graph
+    assert record_session_runs(lambda: 3) == (3, [])
+
+
+def test_record_session_runs_puts_session_run_back_when_the_call_raises():
+    from grader.tfchecks._sessions import _run_method_owner
+
+    owner = _run_method_owner()
+    before = vars(owner)["run"]
+
+    def failing():
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError, match="a bug"):
+        record_session_runs(failing)
+    assert vars(owner)["run"] is before
