@@ -646,6 +646,9 @@ def logs_learning_rate(logs, nested):
 def stops(model):
     model.stop_training = True
 
+class Counter(tf.Module):
+    """A tf.Module of the submission's."""
+
 def described(layer):
     return type(layer).__name__, keras.activations.serialize(layer.activation), layer.activation
 
@@ -714,6 +717,9 @@ assert isinstance(model, keras.Sequential) and isinstance(model, keras.Model)
 assert not isinstance(model, keras.layers.Dense)
 assert all(isinstance(layer, keras.layers.Dense) for layer in model.layers)
 assert isinstance(module.functional(3), keras.Model) and isinstance(module.functional(3), keras.Function)
+# A class TensorFlow exports under another name than its own: tf.name_scope is name_scope_v2.
+counter = module.Counter()
+assert isinstance(counter, tf.Module) and isinstance(counter.name_scope, tf.name_scope)
 assert issubclass(module.Block, keras.layers.Layer) and not issubclass(module.Block, keras.Model)
 assert module.Block.flavour == "plain"  # an attribute of its own, read there
 block = module.Block(2)
