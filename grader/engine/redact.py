@@ -8,6 +8,7 @@ reading that source at all is the sandbox's job.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from functools import cache, lru_cache
 from pathlib import Path
@@ -19,6 +20,11 @@ _MIN_LINE_CHARS = 16  # shorter source lines ("return out", "import torch") are 
 REDACTED = "[hidden test source removed]"
 _SEARCHED_CHARS = 4 * MAX_MESSAGE_CHARS
 DUMP_REMOVED = "[this failure's message quoted the hidden tests' source and was removed]"
+# A frame of the kit's own package as a message quotes it (TensorFlow's "in user code:" traces
+# list each frame a traced call went through: ``File "<path>", line N, in f``, then its source
+# line, indented deeper): the kit's internals, not what the student wrote.
+_KIT_FRAME = re.compile(r'^([ \t]*)File "' + re.escape(str(Path(__file__).resolve().parents[1])) +
+                        r'/[^"\n]*", line \d+, in [^\n]*(?:\n\1[ \t]+(?!File ")[^\n]*)?\n?', re.MULTILINE)
 
 
 @cache
@@ -74,8 +80,9 @@ def redact(message: str, hidden_tests: list[Path], public_tests: list[Path] = ()
 
 
 def redactor(hidden_tests: list[Path], public_tests: list[Path] = ()) -> Callable[[str], str]:
-    """What redacts a message: cuts the ``hidden_tests`` files' lines out of it (but those that
-    the ``public_tests`` files hold as well) and bounds it to ``MAX_MESSAGE_CHARS``.
+    """What redacts a message: cuts the frames of the kit's own code that it quotes (a traced
+    call's "in user code:" trace) and the ``hidden_tests`` files' lines out of it (but those that
+    the ``public_tests`` files hold as well), and bounds it to ``MAX_MESSAGE_CHARS``.
 
     A source line is cut wherever it occurs, but for one that the file's own string literals
     quote (a test's message may name an expression of its test: ``after
@@ -98,6 +105,7 @@ def redactor(hidden_tests: list[Path], public_tests: list[Path] = ()) -> Callabl
 
 
 def _redacted(message: str, needles: _Needles) -> str:
+    message = _KIT_FRAME.sub("", message)
     found = needles.found_in(message)
     if len(found) >= 3:
         return DUMP_REMOVED  # what remains between the lines of a dump is the dump too

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grader.engine.redact import DUMP_REMOVED, MAX_MESSAGE_CHARS, REDACTED, redact
@@ -81,3 +83,34 @@ def test_messages_are_bounded_and_a_flood_is_searched_only_where_it_is_shown(fil
     out = redact(f"{line} " + "x" * 10_000_000 + line, [files["hidden"]])
     assert len(out) <= MAX_MESSAGE_CHARS and out.startswith(REDACTED) and line not in out
     assert out.endswith("[message shortened]")
+
+
+def test_the_kits_own_frames_in_a_traced_calls_trace_are_cut(files):
+    import grader
+
+    kit = Path(grader.__file__).resolve().parent
+    trace = (
+        "ValueError in user code:\n\n"
+        '    File "/home/student/exercise.py", line 6, in f  *\n'
+        "        return layer(t)\n"
+        f'    File "{kit}/remote/_keras.py", line 512, in __call__  **\n'
+        '        return self._of_variables("_layer", args, kwargs)\n'
+        f'    File "{kit}/remote/_callbacks.py", line 464, in call\n'
+        f'    File "{kit}/remote/_tfgraph.py", line 118, in called\n'
+        "        description, _ = caller._finish(message, out)\n\n"
+        "    ValueError: in user code:\n"
+        f'        File "{kit}/remote/_tfgraph.py", line 232, in call  *\n'
+        "            return fn(*args, **kwargs)\n"
+        '        File "/site-packages/keras/src/layers/input_spec.py", line 239, in check\n'
+        "            raise ValueError(\n"
+        "        ValueError: expected axis -1 of input shape to have value 3")
+    message = redact(trace, [files["hidden"]])
+    assert str(kit) not in message and "_of_variables" not in message and "caller._finish" not in message
+    assert message == (
+        "ValueError in user code:\n\n"
+        '    File "/home/student/exercise.py", line 6, in f  *\n'
+        "        return layer(t)\n\n"
+        "    ValueError: in user code:\n"
+        '        File "/site-packages/keras/src/layers/input_spec.py", line 239, in check\n'
+        "            raise ValueError(\n"
+        "        ValueError: expected axis -1 of input shape to have value 3")
