@@ -72,13 +72,12 @@ def class_of_tests(module: str, qualname: str, kind: str, *, load: bool = False)
 
 def is_callback(value: Any) -> bool:
     """Whether ``value`` is passed as a callback: a Python function, lambda, bound method or
-    partial, but not torch's own nor a function of Keras's or TensorFlow's (those are picklable
-    by name and run there as they would); or a
-    callable object of a class a test module defines, deriving from no torch class (a loss that
-    records what it returned: its records stay here, where the test reads them), unless it is
-    kept in step (``grader.remote._kept``: it has a ``state_dict``), which runs where the
-    submission calls it (a fake device whose tries must be freed by the submission's
-    ``gc.collect()``) and brings its records back after each call."""
+    partial, but not torch's own nor a function of Keras's or TensorFlow's (those cross by name
+    and run there as they would); or a callable object of a class a test module defines,
+    deriving from no torch class (a loss that records what it returned: its records stay here,
+    where the test reads them), unless it is kept in step (``grader.remote._kept``: it has a
+    ``state_dict``), which runs where the submission calls it (a fake device whose tries must be
+    freed by the submission's ``gc.collect()``) and brings its records back after each call."""
     if isinstance(value, functools.partial):
         return True
     if wire.is_library_function(value):

@@ -1,7 +1,9 @@
-"""Evidence only the executor has, as the checks of ``grader.checks`` take it there.
+"""Evidence only the executor has, as the checks of ``grader.checks`` and ``grader.tfchecks``
+take it there.
 
 A check that watches a call (the ATen ops it dispatched, the tensors autograd saved for
-backward, the watched Python functions it ran, the TF1 sessions it ran) asks a handle's ``call_probed(probe, ...)``, the
+backward, the watched Python functions it ran, the TF1 sessions it ran) asks a handle's
+``call_probed(probe, ...)``, the
 probe a name or a ``(name, parameter)`` pair: the executor runs the call under that very check
 and sends its evidence back as plain data, which ``evidence`` rebuilds, checked, on the
 trusted side. ``tensors_held_by`` asks a handle what its object holds: ``held`` walks it there,
