@@ -18,6 +18,7 @@ which ``request`` serves while it waits for the executor's answer.
 from __future__ import annotations
 
 import builtins
+import collections
 import contextlib
 import ctypes
 import functools
@@ -33,6 +34,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from grader import _crossings
 from grader.remote import _keras, _patches, _probes, _rng, _tfgrad, _tfgraph
 from grader.remote import _wire as wire
 from grader.remote._callbacks import (
@@ -262,6 +264,7 @@ class Executor:
             self.callbacks.drop()
         except wire.WireError as exc:
             self._fail(f"the submission's process answered out of protocol ({exc})")
+        _crossings.note_request()
         self.seq += 1
         seq = self.seq
         header = {**header, "seq": seq, "free": self.to_free, "keras": self.keras_variables.changes(blobs)}
@@ -875,6 +878,20 @@ class Executor:
                 add(self._ops_recorded(reply, out))
             return self.decode(node, out)
 
+    def vjps(self, call: int, each: list) -> tuple[list, BaseException | None]:
+        """The products of ``call`` for each tuple of grads in ``each``, made in turn in one
+        request, and the exception of the product after the last of them, rebuilt (None when
+        none raised): the products end at one that raised."""
+        blobs: list[bytes] = []
+        node, reply, out = self.request({"op": "vjps", "call": self.live(call),
+                                         "each": self.encode([list(grads) for grads in each], blobs)}, blobs)
+        self._take_backward_changes(reply, out)
+        results, raised = self.decode(node, out), reply.get("raised")
+        if not (isinstance(results, list) and len(results) <= len(each)
+                and (raised is None or isinstance(raised, dict))):
+            self._fail("the submission's process answered out of protocol (products)")
+        return results, None if raised is None else _rebuilt_exception(raised)
+
     def tf_vjp(self, call: int, upstream: tuple, inputs: list, variables: list = ()) -> list:
         """The gradients for ``inputs`` (the tensors a call watched), then for ``variables`` (pairs
         of the id a variable there has and the variable here that stands for it), of that call's
@@ -1089,10 +1106,35 @@ def _bridge():
             return (marker, *outputs)
 
         @staticmethod
+        def expect_products(ctx, each: list) -> None:
+            """The products the next backwards through this node will ask for, in order, each a
+            tuple of grads for the call's outputs (``grader.checks.check_gradients``'s Jacobian
+            rows): the first of them asks the executor for all at once, and each that asks for
+            the next of them is answered from those (one that raised there raises here). One
+            that asks for anything else is made by itself, as is every one after it."""
+            ctx.expected, ctx.answered, ctx.raised = collections.deque(each), None, None
+
+        @staticmethod
         def backward(ctx, _marker, *grads):
             # Read even when unused: a second backward through a graph the first one freed (no
             # retain_graph) raises here, as it would in one process.
             inputs = ctx.saved_tensors
+            expected = getattr(ctx, "expected", None)
+            if expected and not torch.is_grad_enabled() and _same_grads(grads, expected[0]):
+                if ctx.answered is None:  # the first of them: all are asked for
+                    answered, ctx.raised = ctx.executor.vjps(ctx.call, list(expected))
+                    ctx.answered = collections.deque(answered)
+                expected.popleft()
+                if not ctx.answered:
+                    ctx.expected = None
+                    if ctx.raised is not None:
+                        raise ctx.raised
+                else:
+                    result = ctx.answered.popleft()
+                    if not isinstance(result, list) or len(result) != ctx.n_inputs:
+                        ctx.executor._fail("the submission's process answered out of protocol (a gradient)")
+                    return (None, None, None, None, None, *result)
+            ctx.expected = None
             if torch.is_grad_enabled():  # create_graph: the product is differentiable too
                 result = ctx.executor.vjp_graph(ctx.call, inputs, grads)
             else:
@@ -1102,6 +1144,14 @@ def _bridge():
             return (None, None, None, None, None, *result)
 
     return Bridge
+
+
+def _same_grads(grads: tuple, expected: tuple) -> bool:
+    import torch
+
+    return len(grads) == len(expected) and all(
+        g is None and e is None or g is not None and e is not None and torch.equal(g, e)
+        for g, e in zip(grads, expected, strict=True))
 
 
 class _CallRaised(Exception):
@@ -1282,7 +1332,25 @@ class RemoteObject:
         self._executor.setattr(self._ident, name, value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._executor.call(self._ident, args, kwargs)
+        result = self._executor.call(self._ident, args, kwargs)
+        _crossings.note_call(self, args, kwargs, result)
+        return result
+
+    def call_each_in_executor(self, calls: list, grad_at: list) -> tuple[list, BaseException | None]:
+        """``self(*args, **kwargs)`` for each ``(args, kwargs)`` of ``calls`` in turn, made in the
+        executor in one request (``grader.checks.check_gradients``'s evaluations): each argument
+        at a place of ``grad_at`` (an index into ``args``, or a keyword) is made a leaf that
+        requires grad first, and each tensor of the results is a copy that requires none.
+        Returns the results and the exception of the call after the last of them, rebuilt
+        (None when none raised). The calls end at one that raised, or that changed an
+        argument in place (its result is the last)."""
+        answer = self._executor.call(self._ident, (self, [[list(a), dict(k)] for a, k in calls], list(grad_at)),
+                                     {}, builtin="each")
+        results, raised = (answer.get("results"), answer.get("raised")) if isinstance(answer, dict) else (0, 0)
+        if not (isinstance(results, list) and len(results) <= len(calls)
+                and (raised is None or isinstance(raised, dict))):
+            self._executor._fail("the submission's process answered out of protocol (calls in turn)")
+        return results, None if raised is None else _rebuilt_exception(raised)
 
     def call_probed(self, probe: str | tuple[str, Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
         """(``self(*args, **kwargs)``, the evidence of the check ``probe``), taken in the

@@ -229,7 +229,10 @@ class _Executor:
         self._take_rng(state["rng"], blobs)
         before = [marks(t) for t in sent]
         items_before = [dict(d) for d in dicts]  # holding the values: a value replaced is told by identity
-        fn = _builtin(header.get("builtin")) or self.objects[header["id"]]
+        if header.get("builtin") == "each":  # its exceptions described as a call's are
+            fn = functools.partial(_each, describe=functools.partial(_describe, impl_root=self.impl_root))
+        else:
+            fn = _builtin(header.get("builtin")) or self.objects[header["id"]]
         if "method" in header:
             fn = getattr(fn, str(header["method"]))
         autocast_on = {device_type: wire.decode(dtype, blobs)
@@ -409,6 +412,40 @@ class _Executor:
         self.calls[call] = (list(inputs) + [g for g in sent if g.requires_grad], made)
         return {"value": wire.encode(result, out), "call": call,
                 "differentiable": [bool(g.requires_grad) for g in made], **reply}
+
+    def op_vjps(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
+        """The vector-Jacobian products of a call for each of ``header["each"]``'s grads in
+        turn (``grader.checks.check_gradients``'s Jacobian rows): a list that ends at a product
+        that raised (``raised`` describes its exception, as a product's would be)."""
+        import torch
+
+        inputs, outputs = self.calls[header["call"]]
+        each = wire.decode(header["each"], blobs)
+        if not isinstance(each, list) or not all(isinstance(grads, list) and len(grads) == len(outputs)
+                                                 for grads in each):
+            raise wire.WireError("malformed grads of products")
+        self.described.hooks_fire = False
+        forwards: list = []
+        watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
+        results: list = []
+        raised = None
+        try:
+            with self.described.their_hooks_silenced():
+                for grads in each:
+                    try:
+                        result = vector_jacobian(inputs, outputs, grads)
+                    except Exception as exc:  # noqa: BLE001 - raised on the trusted side, as the product's own
+                        raised = _describe(exc, self.impl_root)
+                        break
+                    results.append([None if g is None else g.detach() for g in result])
+        finally:
+            watch.remove()
+            self.described.hooks_fire = True
+        reply: dict = {"value": wire.encode(results, out), "raised": raised}
+        if forwards:
+            reply["shared"] = self.described.changes(out)
+            self.described.take(None, [], self.caller.stub)
+        return reply
 
     # ------------------------------------------------------------------ values
 
@@ -684,6 +721,49 @@ def _load_batches(dataset: Any, **loader_kwargs: Any) -> list:
 def _exit(manager: Any, exc: BaseException | None) -> Any:
     """``manager.__exit__`` as a ``with`` block that ended with ``exc`` (None: normally) calls it."""
     return manager.__exit__(None if exc is None else type(exc), exc, None)
+
+
+def _each(fn: Callable, calls: list, grad_at: list, describe: Callable[[BaseException], dict]) -> dict:
+    """``fn(*args, **kwargs)`` for each ``[args, kwargs]`` of ``calls`` in turn, with the
+    arguments at the places of ``grad_at`` (an index into ``args``, or a keyword) made leaves
+    that require grad first (``RemoteObject.call_each_in_executor``): ``{"results": ...,
+    "raised": ...}``, the results with each tensor in them a detached copy. The calls end at
+    one that raised (``raised`` describes its exception, as a call's would be) or changed an
+    argument in place (its result is the last): the trusted side makes the calls after it."""
+    import torch
+
+    results: list = []
+    for args, kwargs in calls:
+        args = list(wire.as_list(args))
+        if not isinstance(kwargs, dict):
+            raise wire.WireError("a malformed call to make")
+        leaves: dict[int, torch.Tensor] = {}  # one leaf for a tensor given at two places, as it was one
+        for place in wire.as_list(grad_at):
+            holder = args if type(place) is int else kwargs
+            if not isinstance(holder[place], torch.Tensor):
+                raise wire.WireError("a place of an argument that is not a tensor")
+            given = holder[place]
+            holder[place] = leaves.setdefault(id(given), given.detach().requires_grad_(True))
+        tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        versions = [t._version for t in tensors]
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - raised on the trusted side, as the call's own
+            return {"results": results, "raised": describe(exc)}
+        results.append(_detached_copy(result))
+        if [t._version for t in tensors] != versions:
+            break
+    return {"results": results, "raised": None}
+
+
+def _detached_copy(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if type(value) in (tuple, list):
+        return type(value)(_detached_copy(v) for v in value)
+    return value
 
 
 _BUILTINS: dict[str, Callable] = {"deepcopy": copy.deepcopy, "exit": _exit, "loader": _load_batches}
