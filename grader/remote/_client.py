@@ -195,6 +195,8 @@ class Executor:
         self.base = self.generation * self.GENERATION
         self.seq = 0
         self.to_free: list[int] = []
+        self.to_bind: list[list] = []  # [id, object's id, name] of each method read since the last request
+        self.methods: set[tuple[int, str]] = set()  # (class number, name) of the methods read so
         self.broken: str | None = None
         self.rng = _rng.Agreed()  # the random state this process and the executor last shared
         self.outer_requests = 0  # requests under way (a callback's request is made inside its call's)
@@ -268,6 +270,8 @@ class Executor:
         self.seq += 1
         seq = self.seq
         header = {**header, "seq": seq, "free": self.to_free, "keras": self.keras_variables.changes(blobs)}
+        if self.to_bind:
+            header["bind"], self.to_bind = self.to_bind, []
         self.to_free = []
         self.outer_requests += 1  # this one's, while it waits: a callback may make requests of its own
         try:
@@ -379,8 +383,9 @@ class Executor:
             claimed = claimed_class(class_name, module, qualname)
         elif "claims" in n:  # the Keras and TensorFlow classes it derives from, likewise
             claimed = claimed_keras_class(class_name, n["claims"])
+        class_key = n.get("cls") if type(n.get("cls")) is int else None
         constructor = _handle_class(class_name)._new(self, self._handle_id(n), type_name, n.get("callable") is True,
-                                                     claimed)
+                                                     claimed, class_key)
         if "module_class" in n:  # a module class of the submission: its mirrors' class here
             name, base = wire.as_list(n["module_class"], 2)
             cls = mirror_class(str(name)[:200], base_named(base), self)
@@ -561,8 +566,21 @@ class Executor:
         return module
 
     def getattr(self, ident: int, name: str) -> Any:
-        node, _, out = self.request({"op": "getattr", "id": self.live(ident), "name": name}, [])
+        node, reply, out = self.request({"op": "getattr", "id": self.live(ident), "name": name}, [])
+        if type(reply.get("method_of")) is int:  # read without asking from now on (``method``)
+            self.methods.add((reply["method_of"], name))
         return self.decode(node, out)
+
+    def method(self, ident: int, cls: int | None, name: str) -> RemoteObject | None:
+        """``obj.name`` for the executor's object ``ident`` of class ``cls``, where an earlier read
+        showed it a method of that class: a handle made here, which the executor reads at the
+        start of the next request (before anything else runs there, as a read now would); None
+        for any other name, which is asked for."""
+        if cls is None or (cls, name) not in self.methods:
+            return None
+        bound = self.new_id()
+        self.to_bind.append([bound, self.live(ident), name])
+        return _handle_class("method")._new(self, bound, "method", True)
 
     def setattr(self, ident: int, name: str, value: Any) -> None:
         blobs: list[bytes] = []
@@ -1290,14 +1308,14 @@ class RemoteObject:
     One whose class derives from a torch optimizer, scheduler or data class is an instance of
     that class to ``isinstance`` (the executor's word, ``grader.remote._claims``)."""
 
-    __slots__ = ("__weakref__", "_executor", "_ident", "_type_name", "_callable", "_cache", "_claimed")
+    __slots__ = ("__weakref__", "_executor", "_ident", "_type_name", "_callable", "_cache", "_claimed", "_cls")
 
     @classmethod
     def _new(cls, executor: Executor, ident: int, type_name: str, is_callable: bool,
-             claimed: type | None = None) -> RemoteObject:
+             claimed: type | None = None, class_key: int | None = None) -> RemoteObject:
         obj = object.__new__(cls)
         for name, value in (("_executor", executor), ("_ident", ident), ("_type_name", type_name),
-                            ("_callable", is_callable), ("_cache", {}), ("_claimed", claimed)):
+                            ("_callable", is_callable), ("_cache", {}), ("_claimed", claimed), ("_cls", class_key)):
             object.__setattr__(obj, name, value)
         weakref.finalize(obj, executor.release, ident)
         return obj
@@ -1319,6 +1337,8 @@ class RemoteObject:
         generation = self._executor.generation
         if name in cache and cache[name][0] == generation:
             return cache[name][1]
+        if (method := self._executor.method(self._ident, self._cls, name)) is not None:
+            return method
         value = self._executor.getattr(self._ident, name)
         # A module's functions and classes: read once per process (not a Function class's
         # stand-in: a test that reads one relies on the executor's word, each time).

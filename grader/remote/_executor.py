@@ -25,6 +25,7 @@ import pickle
 import signal
 import socket
 import sys
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ class _Executor:
         self.sock = sock
         self.caller = Caller(self)
         self.shared_variables: dict[int, Any] = {}  # the submission's variables the trusted side holds, by id
+        self.class_keys: dict[type, int] = {}  # the classes of the handles sent, numbered (``_class_key``)
         self.keras_policy: str | None = None  # Keras's global dtype policy, as the last call was sent it
         self.keras_copies: dict[int, list[int]] = {}  # a test's Keras object's copy's id -> its variables' ids
         self.rng = _rng.Agreed()  # the random state this process and the trusted side last shared
@@ -98,6 +100,8 @@ class _Executor:
         out: list[bytes] = []
         seq = header.get("seq")
         self.caller.keras_variables.take(header.get("keras"), blobs)
+        for entry in wire.as_list(header.get("bind", [])):  # methods read since the last request
+            self._bind(*wire.as_list(entry, 3))
         for ident in header.get("free", ()):
             self.objects.pop(ident, None)
             self.live_seen.pop(ident, None)
@@ -129,7 +133,27 @@ class _Executor:
         return {"value": self._encode(module, out)}
 
     def op_getattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        return {"value": self._encode_read(getattr(self.objects[header["id"]], header["name"]), out)}
+        obj, name = self.objects[header["id"]], header["name"]
+        value = getattr(obj, name)
+        reply = {"value": self._encode_read(value, out)}
+        if _plain_method(obj, name, value):  # read so from now on without asking (``_bind``)
+            reply["method_of"] = self._class_key(type(obj))
+        return reply
+
+    def _bind(self, ident: Any, owner: Any, name: Any) -> None:
+        """``objects[ident] = objects[owner].name``: a method the trusted side read of an object
+        whose class's method of that name it was told of (``op_getattr``), read here before the
+        request it was read before, as a read there would be."""
+        if type(ident) is not int or ident in self.objects or type(name) is not str:
+            raise wire.WireError("a malformed method to read")
+        try:
+            self.objects[ident] = getattr(self.objects[owner], name)
+        except Exception as exc:  # noqa: BLE001 - the read raises where the method is used, as it was made
+            self.objects[ident] = functools.partial(_raise, exc)
+
+    def _class_key(self, cls: type) -> int:
+        """A number for ``cls``, the same each time it is asked for."""
+        return self.class_keys.setdefault(cls, len(self.class_keys))
 
     def op_setattr(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
         setattr(self.objects[header["id"]], header["name"], self._decode(header["value"], blobs))
@@ -479,7 +503,8 @@ class _Executor:
             return {"k": "handle", "id": ident, "type": "type", "callable": True,
                     "function_class": value.__qualname__[:200]}
         self.objects[ident] = value
-        node = {"k": "handle", "id": ident, "type": type(value).__qualname__[:200], "callable": callable(value)}
+        node = {"k": "handle", "id": ident, "type": type(value).__qualname__[:200], "callable": callable(value),
+                "cls": self._class_key(type(value))}
         if isinstance(value, type) and (claims := keras_claims(value)):
             node["class_claims"], node["name"] = claims, value.__qualname__[:200]  # a class there too
         elif (claimed := claim(value)) is not None:
@@ -754,6 +779,24 @@ def _each(fn: Callable, calls: list, grad_at: list, describe: Callable[[BaseExce
         if [t._version for t in tensors] != versions:
             break
     return {"results": results, "raised": None}
+
+
+def _plain_method(obj: Any, name: str, value: Any) -> bool:
+    """Whether ``value``, read as ``obj.name``, is the function of that name on ``obj``'s class
+    bound to ``obj``, read the plain way (no ``__getattribute__`` of the class's own, nothing of
+    that name in the instance): the same read of any instance of that class gives its method."""
+    cls = type(obj)
+    if not isinstance(value, types.MethodType) or value.__self__ is not obj or cls.__getattribute__ is not (
+            object.__getattribute__):
+        return False
+    if name in getattr(obj, "__dict__", {}):
+        return False
+    found = next((klass.__dict__[name] for klass in cls.__mro__ if name in klass.__dict__), None)
+    return isinstance(found, types.FunctionType) and value.__func__ is found
+
+
+def _raise(exc: BaseException, *args: Any, **kwargs: Any) -> Any:
+    raise exc
 
 
 def _detached_copy(value: Any) -> Any:

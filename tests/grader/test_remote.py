@@ -2300,3 +2300,22 @@ def test_a_step_hook_sent_with_a_call_that_calls_back_into_the_submission_is_rem
     handle.remove()
     module.step_after(lambda: None, opt)
     assert steps == ["step"]
+
+
+def test_a_method_read_again_of_a_class_read_before_is_read_there_at_the_next_request(module):
+    from grader import _crossings
+
+    box = module.Box(3)
+    assert box.double() == 6  # the first read of Box's method asks
+    with _crossings.watched() as watch:
+        method = box.double
+        other = module.Box(5).double
+    assert watch.requests == 1  # the second Box's making alone
+    with _crossings.watched() as watch:
+        assert method() == 6 and other() == 10
+    assert watch.requests == 2  # each read with its call
+    assert type(method).__name__ == "method" and callable(method)
+    # An attribute of the instance that hides the method since is what a read gives, as in one process.
+    box.double = module.same
+    assert box.double(7) == 7
+    assert module.Box(2).double() == 4
