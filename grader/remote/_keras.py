@@ -321,9 +321,10 @@ def _held_elsewhere(by_id: dict, vid: int) -> bool:
     but that Keras variable to the ``tf.Variable`` it holds (a tape that read it)."""
     alone: dict = {0: object()}
     once = sys.getrefcount(alone[0])  # an object one container holds, counted this way
-    var = by_id[vid]
-    inner = tf_variable(var)
-    return sys.getrefcount(var) > once or (inner is not var and sys.getrefcount(inner) > once + 1)
+    if sys.getrefcount(by_id[vid]) > once:  # read in place: a name here would count as a holder
+        return True
+    inner = tf_variable(by_id[vid])  # held by its Keras variable, and by this name
+    return inner is not by_id[vid] and sys.getrefcount(inner) > once + 1
 
 
 def _bytes(var: Any) -> bytes:

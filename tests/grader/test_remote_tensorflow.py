@@ -434,6 +434,23 @@ def test_a_variable_a_finalizer_lets_go_is_dropped_at_the_next_exchange_not_duri
     assert here.changes([]) == [] and sorted(here.by_id) == [1]
 
 
+def test_a_variable_of_the_submissions_the_test_lets_go_of_goes_at_the_next_exchange_with_its_last_value():
+    import keras
+
+    from grader.remote import _keras
+
+    released = []
+    here = _keras.Variables(released=released.append)
+    kept, dropped = keras.Variable([1.0], name="kept"), tf.Variable([2.0])
+    here.add(1, kept, theirs=True)
+    here.add(2, dropped, theirs=True)
+    dropped.assign([5.0])
+    del dropped  # the test holds the other one only
+    assert [vid for vid, _ in here.changes([])] == [2]  # what the test last assigned still goes
+    assert sorted(here.by_id) == [1] and released == [2]
+    assert here.changes([]) == [] and sorted(here.by_id) == [1] and released == [2]
+
+
 TRACING = '''
 import tensorflow as tf
 
