@@ -1152,7 +1152,8 @@ def _bridge():
                     if not isinstance(result, list) or len(result) != ctx.n_inputs:
                         ctx.executor._fail("the submission's process answered out of protocol (a gradient)")
                     return (None, None, None, None, None, *result)
-            ctx.expected = None
+            if expected is not None:
+                ctx.expected = None  # asked for something else: every product from now on by itself
             if torch.is_grad_enabled():  # create_graph: the product is differentiable too
                 result = ctx.executor.vjp_graph(ctx.call, inputs, grads)
             else:
@@ -1366,7 +1367,7 @@ class RemoteObject:
         argument in place (its result is the last)."""
         answer = self._executor.call(self._ident, (self, [[list(a), dict(k)] for a, k in calls], list(grad_at)),
                                      {}, builtin="each")
-        results, raised = (answer.get("results"), answer.get("raised")) if isinstance(answer, dict) else (0, 0)
+        results, raised = (answer.get("results"), answer.get("raised")) if isinstance(answer, dict) else (None, None)
         if not (isinstance(results, list) and len(results) <= len(calls)
                 and (raised is None or isinstance(raised, dict))):
             self._executor._fail("the submission's process answered out of protocol (calls in turn)")

@@ -398,35 +398,18 @@ class _Executor:
         return {"value": wire.encode(call.gradient(wire.decode(header["grads"], blobs), variables), out)}
 
     def op_vjp(self, header: dict, blobs: list[bytes], out: list[bytes]) -> dict:
-        import torch
-
         inputs, outputs = self.calls[header["call"]]
         create_graph = header.get("create_graph") is True
         sent: list = []  # with create_graph, the grads that require grad there are inputs too
         grads = wire.decode(header["grads"], blobs, grads=create_graph, tensors=sent)
-        self.described.hooks_fire = False  # the product reaches the trusted side's tensors: there they fire
-        # A forward during the product (a checkpoint recomputing its blocks) can change the
-        # modules the trusted side mirrors (a block's log, batch norm's statistics): then what
-        # changed goes back, as after a call. Watched only here: a global hook slows every module.
-        forwards: list = []
-        watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
-        evidence = None
-        try:
-            # The submission's hooks on shared tensors fire on the trusted side, where these
-            # gradients are accumulated (Mirrors.take put them on its tensors).
-            with self.described.their_hooks_silenced():
-                if header.get("record_ops") is True:  # the trusted side records a function of the test's
-                    result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
-                                                   {"create_graph": create_graph})
-                else:
-                    result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
-        finally:
-            watch.remove()
-            self.described.hooks_fire = True
-        reply: dict = {} if evidence is None else {"evidence": wire.encode(evidence, out)}
-        if forwards:
-            reply["shared"] = self.described.changes(out)
-            self.described.take(None, [], self.caller.stub)
+        reply: dict = {}
+        with self._products(reply, out):
+            if header.get("record_ops") is True:  # the trusted side records a function of the test's
+                result, evidence = _probes.run("aten_ops", vector_jacobian, (inputs, outputs, grads),
+                                               {"create_graph": create_graph})
+                reply["evidence"] = wire.encode(evidence, out)
+            else:
+                result = vector_jacobian(inputs, outputs, grads, create_graph=create_graph)
         if not create_graph:
             return {"value": wire.encode([None if g is None else g.detach() for g in result], out), **reply}
         # A double backward: this product is a call of its own, differentiable in the inputs of
@@ -441,35 +424,45 @@ class _Executor:
         """The vector-Jacobian products of a call for each of ``header["each"]``'s grads in
         turn (``grader.checks.check_gradients``'s Jacobian rows): a list that ends at a product
         that raised (``raised`` describes its exception, as a product's would be)."""
-        import torch
-
         inputs, outputs = self.calls[header["call"]]
         each = wire.decode(header["each"], blobs)
         if not isinstance(each, list) or not all(isinstance(grads, list) and len(grads) == len(outputs)
                                                  for grads in each):
             raise wire.WireError("malformed grads of products")
+        results: list = []
+        reply: dict = {"raised": None}
+        with self._products(reply, out):
+            for grads in each:
+                try:
+                    result = vector_jacobian(inputs, outputs, grads)
+                except Exception as exc:  # noqa: BLE001 - raised on the trusted side, as the product's own
+                    reply["raised"] = _describe(exc, self.impl_root)
+                    break
+                results.append([None if g is None else g.detach() for g in result])
+        return {"value": wire.encode(results, out), **reply}
+
+    @contextlib.contextmanager
+    def _products(self, reply: dict, out: list[bytes]) -> Iterator[None]:
+        """Around a call's products. The product reaches the trusted side's tensors: the
+        submission's hooks on shared tensors fire there, where these gradients are accumulated
+        (``Mirrors.take`` put them on its tensors), not here. A forward during them (a checkpoint
+        recomputing its blocks) can change the modules the trusted side mirrors (a block's log,
+        batch norm's statistics): then what changed goes back in ``reply``, as after a call.
+        Watched only here: a global hook slows every module."""
+        import torch
+
         self.described.hooks_fire = False
         forwards: list = []
         watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda *_: forwards.append(1))
-        results: list = []
-        raised = None
         try:
             with self.described.their_hooks_silenced():
-                for grads in each:
-                    try:
-                        result = vector_jacobian(inputs, outputs, grads)
-                    except Exception as exc:  # noqa: BLE001 - raised on the trusted side, as the product's own
-                        raised = _describe(exc, self.impl_root)
-                        break
-                    results.append([None if g is None else g.detach() for g in result])
+                yield
         finally:
             watch.remove()
             self.described.hooks_fire = True
-        reply: dict = {"value": wire.encode(results, out), "raised": raised}
         if forwards:
             reply["shared"] = self.described.changes(out)
             self.described.take(None, [], self.caller.stub)
-        return reply
 
     # ------------------------------------------------------------------ values
 
@@ -768,7 +761,9 @@ def _each(fn: Callable, calls: list, grad_at: list, describe: Callable[[BaseExce
             if not isinstance(holder[place], torch.Tensor):
                 raise wire.WireError("a place of an argument that is not a tensor")
             given = holder[place]
-            holder[place] = leaves.setdefault(id(given), given.detach().requires_grad_(True))
+            if id(given) not in leaves:
+                leaves[id(given)] = given.detach().requires_grad_(True)
+            holder[place] = leaves[id(given)]
         tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
         versions = [t._version for t in tensors]
         try:
