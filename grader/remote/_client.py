@@ -484,14 +484,23 @@ class Executor:
         np = sys.modules.get("numpy")
 
         def first(v: Any) -> dict | None:
+            kind = type(v)  # the plainest values first: most of what crosses
+            if kind in wire.ATOMS:
+                if atoms is None:
+                    return None
+                atoms.append(v)
+                return {"k": "atom", "v": wire.encode(v, blobs)}
+            if v is None or kind is bool or kind is list or kind is tuple:
+                return None
+            if kind is dict:
+                if dicts is not None:
+                    dicts.append(v)  # numbered as the executor decodes it: an outer dict first
+                return None
             if _keras.is_variable(v) and (vid := self.keras_variables.ident(v)) is not None and not self.made_here(vid):
                 return {"k": "tf_shared", "id": self.live(vid)}  # the submission's own variable
             if tf_outputs is not None and wire.is_tf_output(v):
                 tf_outputs.append(v)
                 return None
-            if atoms is not None and type(v) in wire.ATOMS:
-                atoms.append(v)
-                return {"k": "atom", "v": wire.encode(v, blobs)}
             if atoms is not None and wire.is_tf_value(v) and (node := wire.encode_tf(v, blobs)) is not None:
                 atoms.append(v)  # the test's very tensor or variable, when the call returns it
                 return {"k": "atom", "v": node}
@@ -526,8 +535,6 @@ class Executor:
             if np is not None and type(v) is np.ndarray and memories is not None:
                 return memories.node(v, {"k": "ndarray", "dtype": v.dtype.str, "shape": list(v.shape),
                                          "ro": not v.flags.writeable})
-            if dicts is not None and type(v) is dict:
-                dicts.append(v)  # numbered as the executor decodes it: an outer dict first
             return None
 
         def opaque(v: Any) -> dict:
@@ -1007,6 +1014,10 @@ def _take_state(obj: Any, state: Any, blobs: list[bytes]) -> bool:
     raise wire.WireError(f"a {kind} state for a {type(obj).__name__}")
 
 
+# What ``_Pickler`` pickles as itself without asking what else it is.
+_PICKLED_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, list, dict})
+
+
 class _Pickler(pickle.Pickler):
     """Pickles a test's objects for the executor; a mirror there, or one of its tensors, goes by
     its id and is unpickled as the executor's own (``grader.remote._executor._Unpickler``), and a
@@ -1023,6 +1034,8 @@ class _Pickler(pickle.Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if id(obj) in self.hook_tables:
             return ("hooks", 0)
+        if type(obj) in _PICKLED_PLAIN:  # most of what a copy holds: none of the kinds below
+            return None
         if is_callback(obj):  # a hook on a test's optimizer, say: it runs here when called there
             if self.trying:
                 return ("callback", 0, "")

@@ -308,6 +308,12 @@ class _Executor:
         tf_outputs: list = []  # the TensorFlow tensors the result holds, for the test's tape
 
         def first(value: Any) -> dict | None:
+            kind = type(value)  # the plainest values first: most of what crosses
+            if value is None or kind is bool or kind is list or kind is tuple:
+                return None
+            if kind in wire.ATOMS:
+                k = atom_identity.get(id(value))
+                return {"k": "arg", "o": k} if k is not None and value is atoms[k] else None
             if live is not None and value is live and id(value) not in inside:
                 return self._live_node(value, out, first, inside)
             if id(value) in copy_identity and value is copies[copy_identity[id(value)]]:

@@ -129,14 +129,14 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
         raise WireError("a value nested more than 64 levels deep")
     if first is not None and (node := first(value)) is not None:
         return node
-
-    def again(v: Any) -> Any:
-        return encode(v, blobs, opaque=opaque, first=first, instances=instances, seen=seen + 1)
-
     if value is None or isinstance(value, (bool, str)) or type(value) is int:
         return value
     if type(value) is float:
         return value if math.isfinite(value) else {"k": "float", "v": repr(value)}
+
+    def again(v: Any) -> Any:
+        return encode(v, blobs, opaque=opaque, first=first, instances=instances, seen=seen + 1)
+
     if type(value) is complex:
         return {"k": "complex", "v": [repr(value.real), repr(value.imag)]}
     if type(value) is bytes:
