@@ -31,7 +31,7 @@ from typing import Any
 
 from grader.remote import _wire as wire
 from grader.remote._memory import shared_view_fields, view_of_shared
-from grader.remote._sync import Snapshots, describe_change
+from grader.remote._sync import Snapshots
 
 # The tensors of an RNN that torch lists again from its parameters' names: rebuilt, not sent.
 _REBUILT = frozenset({"_flat_weights"})
@@ -64,7 +64,9 @@ def builtin_base(cls: type) -> type:
     return torch.nn.Module
 
 
-def _plain(value: Any, depth: int = 0) -> bool:
+def _plain(value: Any, depth: int = 0, *, tensors: bool = True) -> bool:
+    """Whether ``value`` is plain data: atoms, dtypes, devices and sizes, and tuples, lists and
+    dicts of plain data (``tensors``: tensors too), at most 8 deep."""
     import torch
 
     if depth > 8:
@@ -72,10 +74,11 @@ def _plain(value: Any, depth: int = 0) -> bool:
     if value is None or type(value) in (bool, int, float, complex, str, torch.dtype, torch.device, torch.Size):
         return True
     if type(value) in (tuple, list):
-        return all(_plain(v, depth + 1) for v in value)
+        return all(_plain(v, depth + 1, tensors=tensors) for v in value)
     if type(value) is dict:
-        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in value.items())
-    return type(value) in (torch.Tensor, torch.nn.Parameter)
+        return all(_plain(k, depth + 1, tensors=tensors) and _plain(v, depth + 1, tensors=tensors)
+                   for k, v in value.items())
+    return tensors and type(value) in (torch.Tensor, torch.nn.Parameter)
 
 
 def _attributes(module) -> list[tuple[str, Any]]:
@@ -158,27 +161,45 @@ def _hooked_inside(module) -> bool:
     return any(_hooked(m) for m in module.modules())
 
 
-def _local_attributes(module, base: type) -> list[tuple[str, Any]] | None:
-    """``module``'s attributes (``_attributes``) if it runs its ``forward`` on the trusted side:
-    exactly a ``torch.nn`` class (not ``nn.Module`` itself, whose forward is a subclass's), no
-    hooks, no method set on the instance, every attribute plain data; else None."""
-    import torch
-
-    if type(module) is not base or base is torch.nn.Module or _hooked(module):
+def _local_attributes(module, base: type, attributes: list[tuple[str, Any]] | None = None,
+                      hooked: bool | None = None) -> list[tuple[str, Any]] | None:
+    """``module``'s attributes (``_attributes``, given or read) if it runs its ``forward`` on the
+    trusted side: exactly a ``torch.nn`` class (not ``nn.Module`` itself, whose forward is a
+    subclass's), no hooks (``_hooked``, given or read), no method set on the instance, every
+    attribute plain data; else None."""
+    if not _unhooked_torch_class(module, base, hooked):
         return None
-    attributes = _attributes(module)
+    attributes = _attributes(module) if attributes is None else attributes
     return attributes if all(_plain(v) for _, v in attributes) else None
 
 
-def _signature(module) -> tuple:
+def _unhooked_torch_class(module, base: type, hooked: bool | None = None) -> bool:
+    """Whether ``module`` is exactly a ``torch.nn`` class (``base``; not ``nn.Module`` itself)
+    with no hooks (``_hooked``, given or read): whether its ``forward`` may run on the trusted
+    side, where its attributes are plain data."""
+    import torch
+
+    return type(module) is base and base is not torch.nn.Module and not (_hooked(module) if hooked is None else hooked)
+
+
+def _signature(module, attributes: list[tuple[str, Any]] | None = None, hooked: bool | None = None,
+               reprs: dict[str, str] | None = None) -> tuple:
     """What a mirror's shape depends on: its class, where its forward runs, its tensors and
-    submodules (by identity) and, for one run here, its attributes."""
-    attributes = _local_attributes(module, builtin_base(type(module)))
-    return (type(module), attributes is not None,
+    submodules (by identity) and, for one run here, its attributes, each as its ``repr``
+    (``_attributes``, ``_hooked`` and ``_data`` of the attributes, given where the caller made
+    them already)."""
+    local = None
+    base = builtin_base(type(module))
+    if reprs is not None and len(reprs) == len(attributes):  # every attribute plain data, its repr made
+        if _unhooked_torch_class(module, base, hooked):
+            local = tuple(reprs.items())
+    elif (attributes := _local_attributes(module, base, attributes, hooked)) is not None:
+        local = tuple((k, repr(v)) for k, v in attributes)
+    return (type(module), local is not None,
             tuple((k, id(v)) for k, v in module._parameters.items()),
             tuple((k, id(v), k in module._non_persistent_buffers_set) for k, v in module._buffers.items()),
             tuple((k, id(v)) for k, v in module._modules.items()),
-            None if attributes is None else repr(attributes))
+            local)
 
 
 class Described:
@@ -196,7 +217,9 @@ class Described:
         self.tensor_ids: dict[int, int] = {}
         self.snapshots = Snapshots()
         self.own: dict[int, type] = {}  # a module the trusted side sent -> the class it came as
-        self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes, as JSON
+        self.data: dict[int, dict[str, str]] = {}  # such a module -> its plain data attributes (``_data``)
+        # A module -> its attributes and their _data, where no attribute can change inside (``_data_of``)
+        self.frozen: dict[int, tuple[list, dict[str, str]] | None] = {}
         self.hooks: dict[int, list] = {}  # a shared tensor -> the handles of the test's hooks on it
         self.hooks_fire = True  # off while a product is computed for the trusted side, where they fire
         self.theirs: dict[int, tuple] = {}  # a shared tensor -> the keys of the submission's hooks on it, as sent
@@ -219,7 +242,7 @@ class Described:
                 self.modules[ident], self.module_ids[id(m)], self.objects[ident] = m, ident, m
                 self.own[ident] = type(m)  # its hook tables came empty (client._Pickler)
                 self.signatures[ident], self.training[ident] = _signature(m), bool(m.training)
-                self.data[ident] = _data(m)
+                self.data[ident] = _data(_attributes(m))
         for t, tid in zip(tensors, tensor_ids):
             if tid is not None:
                 self.tensors[tid], self.tensor_ids[id(t)] = t, tid
@@ -232,7 +255,8 @@ class Described:
         tensor = self.tensors.pop(ident, None)
         if tensor is not None:
             self.tensor_ids.pop(id(tensor), None)
-        for table in (self.signatures, self.training, self.own, self.data, self.hooks, self.theirs, self.inside):
+        for table in (self.signatures, self.training, self.own, self.data, self.frozen, self.hooks, self.theirs,
+                      self.inside):
             table.pop(ident, None)
         for name in _PLACEHELD:
             self.placeheld.pop((ident, name), None)
@@ -461,25 +485,40 @@ class Described:
                 hooks.clear()
                 hooks.update(saved)
 
+    def _data_of(self, ident: int, attributes: list[tuple[str, Any]]) -> dict[str, str]:
+        """``_data(attributes)`` of module ``ident``: made again only where an attribute is not the
+        very value it was, or one was a container that may have changed inside."""
+        held = self.frozen.get(ident)
+        if held is not None and len(held[0]) == len(attributes) and all(
+                k == k0 and v is v0 for (k, v), (k0, v0) in zip(attributes, held[0])):
+            return held[1]
+        now = _data(attributes)
+        self.frozen[ident] = (attributes, now) if all(_frozen(v) for _, v in attributes) else None
+        return now
+
     def changes(self, out: list[bytes]) -> dict:
         """What changed since ``take``: tensors, training flags, modules whose shape changed
         (described again), and the submission's gradient hooks on shared tensors."""
         snapshots = self.snapshots
-        tensors = [[tid, describe_change(t, snapshots.marks[tid], out)] for tid, t
+        tensors = [[tid, snapshots.describe(tid, t, out)] for tid, t
                    in snapshots.differing([(tid, t) for tid, t in list(self.tensors.items()) if tid in snapshots])]
         training, reshaped, data = [], [], []
         hooked = {id(m) for m in self.modules.values() if _hooked(m)}
         for ident, module in list(self.modules.items()):
             if ident not in self.modules:
                 continue
+            attributes = _attributes(module)
+            now = self._data_of(ident, attributes)
             inside = ident in self.own and bool(hooked) and any(id(m) in hooked for m in module.modules())
-            if _signature(module) != self.signatures[ident] or inside != self.inside.get(ident, False):
+            if (_signature(module, attributes, id(module) in hooked, now) != self.signatures[ident]
+                    or inside != self.inside.get(ident, False)):
                 reshaped.append([ident, self.describe(module, out)])
             elif bool(module.training) != self.training[ident]:
                 self.training[ident] = bool(module.training)
                 training.append([ident, bool(module.training)])
-            if ident in self.data and (now := _data(module)) != self.data[ident]:
-                data.append([ident, [[k, json.loads(v)] for k, v in now.items() if self.data[ident].get(k) != v]])
+            if ident in self.data and now != (before := self.data[ident]):
+                data.append([ident, [[k, wire.encode(v, [])] for k, v in attributes
+                                     if k in now and before.get(k) != now[k]]])
                 self.data[ident] = now
         return {"tensors": tensors, "training": training, "reshaped": reshaped, "data": data,
                 "their_hooks": self._their_hook_changes(), "placeholders_gone": self._placeholders_gone()}
@@ -617,7 +656,7 @@ class Mirrors:
                 node = wire.encode_tensor(t, blobs, with_grad=True)
             if self.slots.get((ident, kind, name)) != tid:  # functional_call swaps them back and forth
                 placed.append([ident, kind, name, tid, node])
-        tensors = [[tid, describe_change(t, self.snapshots.marks[tid], blobs)]
+        tensors = [[tid, self.snapshots.describe(tid, t, blobs)]
                    for tid, t in self.snapshots.differing(self.live_tensors())]
         forward_there, self.forward_there = self.forward_there, []
         return {"placed": placed, "tensors": tensors, "forward_here": self._forward_here(),
@@ -805,10 +844,19 @@ class Mirrors:
         return self.shared(value, blobs)
 
 
-def _data(module) -> dict[str, str]:
-    """A module's attributes that are plain data without tensors (a list a test's model
-    appends to), each as the JSON of its wire node."""
-    return plain_data(_attributes(module))
+def _data(attributes: list[tuple[str, Any]]) -> dict[str, str]:
+    """Of a module's attributes (``_attributes``), those that are plain data without tensors (a
+    list a test's model appends to), each as its ``repr``: what tells whether one changed (as
+    the JSON of its wire node would, at a fraction of the cost)."""
+    return {k: repr(v) for k, v in attributes if _plain(v, tensors=False)}
+
+
+def _frozen(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` cannot change inside, nor come to hold what would make ``_data`` read it
+    otherwise: anything but a list or dict, a tuple only of such values."""
+    if type(value) is tuple:
+        return depth < 8 and all(_frozen(v, depth + 1) for v in value)
+    return type(value) not in (list, dict)
 
 
 def plain_data(attributes: list[tuple[str, Any]]) -> dict[str, str]:

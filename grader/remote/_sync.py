@@ -67,34 +67,37 @@ class Snapshot:
 
 class Snapshots:
     """The snapshots of a set of shared tensors, by id, taken when both sides last agreed on
-    them (``take``), to tell which changed since (``differing``). Each pass over the set costs
-    one copy or one comparison of all their bytes, not one per tensor: a contiguous CPU tensor
-    (and its .grad) is kept as a view of its bytes, whose copies sit side by side in one buffer;
-    another (on another device, not contiguous, empty), or one shared after the last ``take``,
-    has a ``Snapshot`` of its own."""
+    them (``take``), to tell which changed since (``differing``) and how (``describe``). Each
+    pass over the set costs one copy or one comparison of all their bytes, not one per tensor: a
+    contiguous CPU tensor (and its .grad) is kept as a view of its bytes, whose copies sit side
+    by side in one buffer; another (on another device, not contiguous, empty), or one shared
+    after the last ``take``, has a ``Snapshot`` of its own."""
 
     def __init__(self) -> None:
-        self.marks: dict[int, tuple] = {}
+        self.states: dict[int, tuple] = {}  # tid -> its _state when taken
+        self.grads: dict[int, Any] = {}  # tid -> its .grad then (held: its _state names it by id)
         self.own: dict[int, Snapshot] = {}
-        # tid -> (its layout when its views were made, the views, [(start, end)] of each in the buffer)
-        self.batched: dict[int, tuple[tuple, list, list[tuple[int, int]]]] = {}
+        # tid -> (the views of its bytes, [(start, end)] of each in the buffer)
+        self.batched: dict[int, tuple[list, list[tuple[int, int]]]] = {}
         self.views: list = []  # the views whose bytes the buffer holds, in its order
         self.buffer = None
 
     def __contains__(self, tid: int) -> bool:
-        return tid in self.marks
+        return tid in self.states
 
     def take(self, tensors) -> None:
         """Snapshot ``tensors`` (``(tid, tensor)`` pairs), forgetting every earlier snapshot."""
         import torch
 
-        before = self.batched
-        self.marks, self.own, self.batched, self.views = {}, {}, {}, []
+        before, states = self.batched, self.states
+        self.states, self.grads, self.own, self.batched, self.views = {}, {}, {}, {}, []
         at = 0
         for tid, t in tensors:
-            self.marks[tid] = marks(t)
-            layout = _layout(t)
-            views = before[tid][1] if tid in before and before[tid][0] == layout else _byte_views(t)
+            self.states[tid] = state = _state(t)
+            self.grads[tid] = grad_of(t)
+            # The views of a tensor and .grad that did not move still hold their bytes.
+            views = (before[tid][0] if tid in before and states[tid][_LAYOUT:] == state[_LAYOUT:]
+                     else _byte_views(t))
             if views is None:
                 self.own[tid] = Snapshot(t)
                 continue
@@ -103,17 +106,18 @@ class Snapshots:
                 spans.append((at, at + view.numel()))
                 at += view.numel()
             self.views.extend(views)
-            self.batched[tid] = (layout, views, spans)
+            self.batched[tid] = (views, spans)
         self.buffer = torch.cat(self.views) if self.views else None
 
     def add(self, tid: int, t) -> None:
         """Snapshot ``t``, shared since the last ``take``."""
-        self.marks[tid] = marks(t)
+        self.states[tid], self.grads[tid] = _state(t), grad_of(t)
         self.own[tid] = Snapshot(t)
         self.batched.pop(tid, None)
 
     def drop(self, tid: int) -> None:
-        self.marks.pop(tid, None)
+        self.states.pop(tid, None)
+        self.grads.pop(tid, None)
         self.own.pop(tid, None)
         self.batched.pop(tid, None)  # its views stay in the buffer's order until the next take
 
@@ -126,7 +130,7 @@ class Snapshots:
             if tid in self.own:
                 if self.own[tid].differs(t):
                     found.append((tid, t))
-            elif changed(t, self.marks[tid]) or _layout(t) != self.batched[tid][0]:
+            elif _state(t) != self.states[tid]:
                 found.append((tid, t))
             else:
                 batched.append((tid, t))
@@ -134,15 +138,47 @@ class Snapshots:
             now = torch.cat(self.views)
             if not torch.equal(now, self.buffer):
                 found.extend((tid, t) for tid, t in batched
-                             if not all(torch.equal(now[a:b], self.buffer[a:b]) for a, b in self.batched[tid][2]))
+                             if not all(torch.equal(now[a:b], self.buffer[a:b]) for a, b in self.batched[tid][1]))
         return found
 
+    def describe(self, tid: int, t, out: list[bytes]) -> dict:
+        """``describe_change`` of ``t``, which ``differing`` found changed, with its data only
+        where that changed (a change of its .grad alone sends no data)."""
+        then = self.states[tid]
+        marks_then = (then[0], self.grads[tid], then[2], then[_LAYOUT], then[3], then[4])
+        return describe_change(t, marks_then, out, data=not self._same_data(tid, t))
 
-def _layout(t) -> tuple:
-    """What a tensor's byte views depend on: its data's place and layout, and its .grad's."""
+    def _same_data(self, tid: int, t) -> bool:
+        """Whether the data of ``t``, not its .grad, is as snapshotted: the same version, place,
+        layout, dtype and bits."""
+        import torch
+
+        then, now = self.states[tid], _state(t)
+        if then[0] != now[0] or then[_LAYOUT:_GRAD_LAYOUT] != now[_LAYOUT:_GRAD_LAYOUT]:
+            return False
+        if tid in self.own:
+            return same_bits(t.detach(), self.own[tid].data)
+        start, end = self.batched[tid][1][0]
+        return torch.equal(wire.flat_bytes(t.detach()), self.buffer[start:end])
+
+
+# Where a _state's layout (its data's place, shape, strides, offset, dtype) and its .grad's begin.
+_LAYOUT, _GRAD_LAYOUT = 5, 10
+
+
+def _state(t) -> tuple:
+    """What tells, compared with ``==``, whether a tensor changed other than in its bytes, and
+    whether views of its bytes made before still hold them: its data's version, its .grad (by
+    identity: ``Snapshots`` holds it) and that grad's version, whether it has autograd history,
+    whether it requires grad; from ``_LAYOUT`` its data's place, shape, strides, offset and
+    dtype; from ``_GRAD_LAYOUT`` its .grad's."""
     grad = grad_of(t)
-    return (None if t.is_meta else t.data_ptr(), t.shape, t.stride(), t.storage_offset(),
-            None if grad is None else (grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset()))
+    state = (None if t.is_inference() else t._version, None if grad is None else id(grad),
+             None if grad is None else grad._version, t.grad_fn is not None, t.requires_grad,
+             None if t.is_meta else t.data_ptr(), t.shape, t.stride(), t.storage_offset(), t.dtype)
+    if grad is None:
+        return state
+    return (*state, grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset(), grad.dtype)
 
 
 def _byte_views(t) -> list | None:
@@ -171,15 +207,16 @@ def same_bits(a, b) -> bool:
     return torch.equal(wire.flat_bytes(a), wire.flat_bytes(b))
 
 
-def describe_change(t, before: tuple, out: list[bytes]) -> dict:
+def describe_change(t, before: tuple, out: list[bytes], *, data: bool = True) -> dict:
     """How ``t`` is now, against its ``marks`` ``before`` (``apply_change`` makes the other
-    side's tensor so): its data, whether that was replaced or changed in place, its .grad
-    likewise (and whether it requires grad: a backward with ``create_graph`` made it), whether
-    the tensor requires grad, and whether it gained autograd history."""
+    side's tensor so): its data (None where ``data`` is false: it is as it was), whether that was
+    replaced or changed in place, its .grad likewise (and whether it requires grad: a backward
+    with ``create_graph`` made it), whether the tensor requires grad, and whether it gained
+    autograd history."""
     _, grad, _, pointer, had_history, _ = before
     now = grad_of(t)
-    return {"data": wire.encode(t.detach(), out),
-            "data_replaced": not t.is_meta and t.data_ptr() != pointer,
+    return {"data": wire.encode(t.detach(), out) if data else None,
+            "data_replaced": data and not t.is_meta and t.data_ptr() != pointer,
             "grad": None if now is None else wire.encode(now.detach(), out),
             "grad_replaced": now is not grad, "requires_grad": t.requires_grad,
             "grad_requires_grad": now is not None and now.requires_grad,
@@ -188,7 +225,7 @@ def describe_change(t, before: tuple, out: list[bytes]) -> dict:
 
 def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False) -> None:
     """Make ``target`` what the other side's tensor became (``describe_change``): data replaced
-    or changed in place as it was there, .grad likewise (a .grad that requires grad there
+    or changed in place as it was there (none sent: as it is), .grad likewise (a .grad that requires grad there
     requires grad here, as a leaf: its graph stays there), requires_grad, and autograd history
     when that tensor gained some. ``quiet``: data changed in place is written through ``.data``,
     leaving the version counter alone (the executor taking the test's changes: the test's
@@ -198,8 +235,10 @@ def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False
     if not isinstance(change, dict):
         raise wire.WireError("a malformed change")
     new = wire.decode(change["data"], blobs)
-    history = change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
-    if history:
+    history = new is not None and change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
+    if new is None:
+        pass
+    elif history:
         target.copy_(new.requires_grad_())  # with grad: the history the copy gained, here too
     elif (change.get("data_replaced") is True or new.shape != target.shape or new.dtype != target.dtype
           or new.device != target.device):

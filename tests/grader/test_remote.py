@@ -210,6 +210,12 @@ MODULE = textwrap.dedent('''
     def value_of(obj):
         return obj.value
 
+    def set_attribute(obj, name, value):
+        setattr(obj, name, value)
+
+    def append_to_first(obj, name, value):
+        getattr(obj, name)[0].append(value)
+
     def value_of_named(obj, name):
         return object.__getattribute__(obj, "_attribute")(name)
 
@@ -1810,6 +1816,51 @@ def test_writes_that_leave_no_version_reach_there_in_grads_and_in_odd_layouts(mo
     assert torch.allclose(model(x), 2 * torch.nn.functional.linear(x, weight.detach(), bias.detach()))
     weight.data.mul_(3)  # through .data again, now on a tensor snapshotted on its own
     assert torch.allclose(model(x), 2 * torch.nn.functional.linear(x, weight.detach(), bias.detach()))
+
+
+def test_a_grad_set_here_alone_and_one_set_beside_data_written_through_dot_data_both_reach_there(module):
+    """A step whose parameter only got a new .grad here takes it without its data (as it was); one
+    whose data was also written here through .data (no version bump) takes both."""
+    p, twin = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
+    opt, ref = module.sgd([p], 0.5), torch.optim.SGD([twin], lr=0.5, momentum=0.5)
+    for step in range(4):
+        for q in (p, twin):
+            q.grad = torch.full((3,), float(step + 1))
+            if step == 2:
+                q.data.mul_(10)
+        opt.step()
+        ref.step()
+        assert torch.equal(p.detach(), twin.detach()), f"after step {step + 1}"
+
+
+def test_a_tensor_given_another_dtype_over_the_same_bytes_is_seen_to_change_with_its_data():
+    from grader.remote._sync import Snapshots
+
+    t = torch.ones(4)
+    snapshots = Snapshots()
+    snapshots.take([(1, t)])
+    t.data = t.data.view(torch.int32)  # the same place, shape and bytes
+    assert [tid for tid, _ in snapshots.differing([(1, t)])] == [1]
+    change = snapshots.describe(1, t, out := [])
+    assert wire.decode(change["data"], out).dtype == torch.int32
+
+
+class Flagged(torch.nn.Module):
+    """A module of the tests with plain data of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear, self.flag, self.history = torch.nn.Linear(2, 2), 1, ([],)
+
+
+def test_plain_data_the_submission_sets_on_the_tests_module_reaches_it_with_its_type(module):
+    model = Flagged()
+    for value in (True, 1.0, 1, "1", (1,)):  # each equal to the last, or nearly: another type
+        module.set_attribute(model, "flag", value)
+        assert type(model.flag) is type(value) and model.flag == value
+    for n in range(3):  # a list inside a tuple, appended to there
+        module.append_to_first(model, "history", n)
+        assert model.history == (list(range(n + 1)),)
 
 
 def test_an_optimizer_whose_step_hook_holds_it_is_freed_on_both_sides_once_the_test_drops_it(module):
