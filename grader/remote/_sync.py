@@ -144,22 +144,36 @@ class Snapshots:
     def describe(self, tid: int, t, out: list[bytes]) -> dict:
         """``describe_change`` of ``t``, which ``differing`` found changed, with its data only
         where that changed (a change of its .grad alone sends no data)."""
-        then = self.states[tid]
+        then, now = self.states[tid], _state(t)
         marks_then = (then[0], self.grads[tid], then[2], then[_LAYOUT], then[3], then[4])
-        return describe_change(t, marks_then, out, data=not self._same_data(tid, t))
+        return describe_change(t, marks_then, out, data=not self._same_data(tid, t, then, now),
+                               grad=not self._same_grad(tid, t, then, now))
 
-    def _same_data(self, tid: int, t) -> bool:
-        """Whether the data of ``t``, not its .grad, is as snapshotted: the same version, place,
-        layout, dtype and bits."""
+    def _same_data(self, tid: int, t, then: tuple, now: tuple) -> bool:
+        """Whether the data of ``t``, not its .grad, is as snapshotted (its _state ``then``, and
+        ``now``): the same version, place, layout, dtype and bits."""
         import torch
 
-        then, now = self.states[tid], _state(t)
         if then[0] != now[0] or then[_LAYOUT:_GRAD_LAYOUT] != now[_LAYOUT:_GRAD_LAYOUT]:
             return False
         if tid in self.own:
             return same_bits(t.detach(), self.own[tid].data)
         start, end = self.batched[tid][1][0]
         return torch.equal(wire.flat_bytes(t.detach()), self.buffer[start:end])
+
+    def _same_grad(self, tid: int, t, then: tuple, now: tuple) -> bool:
+        """Whether the .grad of ``t`` is the one snapshotted, as it was (its _state ``then``, and
+        ``now``): the same tensor, version, place, layout, dtype, requires_grad and bits; never
+        when it has none."""
+        import torch
+
+        if now[1] is None or then[1:3] != now[1:3] or then[_GRAD_LAYOUT:] != now[_GRAD_LAYOUT:]:
+            return False
+        grad = grad_of(t).detach()
+        if tid in self.own:
+            return same_bits(grad, self.own[tid].grad)
+        start, end = self.batched[tid][1][1]
+        return torch.equal(wire.flat_bytes(grad), self.buffer[start:end])
 
 
 # Where a _state's layout (its data's place, shape, strides, offset, dtype) and its .grad's begin.
@@ -171,14 +185,14 @@ def _state(t) -> tuple:
     whether views of its bytes made before still hold them: its data's version, its .grad (by
     identity: ``Snapshots`` holds it) and that grad's version, whether it has autograd history,
     whether it requires grad; from ``_LAYOUT`` its data's place, shape, strides, offset and
-    dtype; from ``_GRAD_LAYOUT`` its .grad's."""
+    dtype; from ``_GRAD_LAYOUT`` its .grad's, and whether that requires grad."""
     grad = grad_of(t)
     state = (None if t.is_inference() else t._version, None if grad is None else id(grad),
              None if grad is None else grad._version, t.grad_fn is not None, t.requires_grad,
              None if t.is_meta else t.data_ptr(), t.shape, t.stride(), t.storage_offset(), t.dtype)
     if grad is None:
         return state
-    return (*state, grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset(), grad.dtype)
+    return (*state, grad.data_ptr(), grad.shape, grad.stride(), grad.storage_offset(), grad.dtype, grad.requires_grad)
 
 
 def _byte_views(t) -> list | None:
@@ -207,20 +221,21 @@ def same_bits(a, b) -> bool:
     return torch.equal(wire.flat_bytes(a), wire.flat_bytes(b))
 
 
-def describe_change(t, before: tuple, out: list[bytes], *, data: bool = True) -> dict:
+def describe_change(t, before: tuple, out: list[bytes], *, data: bool = True, grad: bool = True) -> dict:
     """How ``t`` is now, against its ``marks`` ``before`` (``apply_change`` makes the other
     side's tensor so): its data (None where ``data`` is false: it is as it was), whether that was
     replaced or changed in place, its .grad likewise (and whether it requires grad: a backward
-    with ``create_graph`` made it), whether the tensor requires grad, and whether it gained
-    autograd history."""
-    _, grad, _, pointer, had_history, _ = before
+    with ``create_graph`` made it; ``"grad_kept"`` where ``grad`` is false: it is as it was),
+    whether the tensor requires grad, and whether it gained autograd history."""
+    _, grad_then, _, pointer, had_history, _ = before
     now = grad_of(t)
-    return {"data": wire.encode(t.detach(), out) if data else None,
-            "data_replaced": data and not t.is_meta and t.data_ptr() != pointer,
-            "grad": None if now is None else wire.encode(now.detach(), out),
-            "grad_replaced": now is not grad, "requires_grad": t.requires_grad,
-            "grad_requires_grad": now is not None and now.requires_grad,
-            "history": t.grad_fn is not None and not had_history}
+    change = {"data": wire.encode(t.detach(), out) if data else None,
+              "data_replaced": data and not t.is_meta and t.data_ptr() != pointer,
+              "requires_grad": t.requires_grad, "history": t.grad_fn is not None and not had_history}
+    if not grad:
+        return {**change, "grad_kept": True}
+    return {**change, "grad": None if now is None else wire.encode(now.detach(), out),
+            "grad_replaced": now is not grad_then, "grad_requires_grad": now is not None and now.requires_grad}
 
 
 def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False) -> None:
@@ -249,6 +264,8 @@ def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False
             (target.data if quiet else target).copy_(new)
     if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
         target.requires_grad_(change.get("requires_grad") is True)
+    if change.get("grad_kept") is True:
+        return
     grad = None if change["grad"] is None else wire.decode(change["grad"], blobs)
     if grad is None:
         target.grad = None

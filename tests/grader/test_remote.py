@@ -216,6 +216,11 @@ MODULE = textwrap.dedent('''
     def append_to_first(obj, name, value):
         getattr(obj, name)[0].append(value)
 
+    def step_then_clear_through_data(params, lr):
+        for p in params:
+            p.data -= lr * p.grad
+            p.grad.data.zero_()
+
     def value_of_named(obj, name):
         return object.__getattribute__(obj, "_attribute")(name)
 
@@ -1831,6 +1836,20 @@ def test_a_grad_set_here_alone_and_one_set_beside_data_written_through_dot_data_
         opt.step()
         ref.step()
         assert torch.equal(p.detach(), twin.detach()), f"after step {step + 1}"
+
+
+def test_a_grad_written_there_through_dot_data_beside_a_step_reaches_here_and_one_left_alone_stays(module):
+    """The parameters a call steps come back with their data; the .grad it wrote through .data
+    (no version bump) comes back too, and one it did not touch stays the test's."""
+    p = torch.nn.Parameter(torch.ones(3))
+    opt = module.sgd([p], 0.5)
+    p.grad = torch.full((3,), 2.0)
+    opt.step()  # data changed there, the .grad left as it was
+    assert torch.equal(p.detach(), torch.zeros(3)) and torch.equal(p.grad, torch.full((3,), 2.0))
+    grad = p.grad
+    module.step_then_clear_through_data([p], 1.0)
+    assert torch.equal(p.detach(), torch.full((3,), -2.0)) and torch.equal(p.grad, torch.zeros(3))
+    assert p.grad is grad  # changed in place there: in place here
 
 
 def test_a_tensor_given_another_dtype_over_the_same_bytes_is_seen_to_change_with_its_data():
