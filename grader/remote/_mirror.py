@@ -656,6 +656,7 @@ class Mirrors:
                 node = wire.encode_tensor(t, blobs, with_grad=True)
             if self.slots.get((ident, kind, name)) != tid:  # functional_call swaps them back and forth
                 placed.append([ident, kind, name, tid, node])
+                self.slots[(ident, kind, name)] = tid  # there too, once the executor takes this
         tensors = [[tid, self.snapshots.describe(tid, t, blobs)]
                    for tid, t in self.snapshots.differing(self.live_tensors())]
         forward_there, self.forward_there = self.forward_there, []
@@ -770,7 +771,6 @@ class Mirrors:
                     for name, value in (wire.as_list(v, 2) for v in wire.as_list(values)):
                         set_data(module, _name(name), wire.decode(value, []))
         self.snapshots.take(self.live_tensors())
-        self._agree()
 
     def build(self, node: dict, blobs: list[bytes]):
         """The mirror of a module node. A module mirrored before is that same mirror, filled

@@ -1796,6 +1796,16 @@ def test_a_mirror_computes_there_and_gradients_reach_its_parameters_here(module)
     assert module.MLP([2, 1]).double_scale() == 4.0  # a method of the submission's class, there
 
 
+def test_parameters_functional_call_swaps_in_and_back_reach_the_module_there_each_time(module):
+    model, x = module.MLP([3, 2]), torch.randn(4, 3)
+    own = {name: p.detach().clone() for name, p in model.named_parameters()}
+    other = {name: torch.randn_like(p) for name, p in own.items()}
+    for params in (other, own, other, own):  # swapped in for the call there, then back here
+        got = torch.func.functional_call(model, params, (x,))
+        assert torch.allclose(got, 2 * torch.nn.functional.linear(x, params["net.0.weight"], params["net.0.bias"]))
+        assert torch.allclose(model(x), 2 * torch.nn.functional.linear(x, own["net.0.weight"], own["net.0.bias"]))
+
+
 def test_what_the_test_changes_in_a_mirror_reaches_the_module_there(module):
     model, x = module.MLP([3, 2]), torch.randn(4, 3)
     with torch.no_grad():
