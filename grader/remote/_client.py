@@ -113,7 +113,8 @@ class Zygote:
         return int(message), socket.socket(fileno=fds[0])
 
     def reap(self, pid: int) -> int | None:
-        """Wait for the executor ``pid`` to end (kill it first) and return its wait status."""
+        """Wait for the executor ``pid`` to end (kill it first) and return its wait status. (One
+        killed and not asked for is reaped by the zygote as it ends.)"""
         with contextlib.suppress(OSError, ValueError):
             self.sock.sendall(f"status {pid}\n".encode())
             answer = self.sock.recv(64).strip()
@@ -137,6 +138,14 @@ def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):
         signal.signal(sig, signal.SIG_DFL)
+    ended: dict[int, int] = {}  # an executor reaped as it ended -> its wait status, till asked for
+
+    def reap_ended(*_: Any) -> None:
+        with contextlib.suppress(ChildProcessError):
+            while (found := os.waitpid(-1, os.WNOHANG))[0]:
+                ended[found[0]] = found[1]
+
+    signal.signal(signal.SIGCHLD, reap_ended)
     # What the grading child loaded (torch, the tests) is no executor's to collect: a submission's
     # gc.collect() (freeing a failed try's tensors, after each one) then walks only what it made,
     # as it does in a child of the fork server, which froze the same before forking.
@@ -149,6 +158,7 @@ def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
             pid = os.fork()
             if pid == 0:
                 try:
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the submission's children are its own to reap
                     stream.close()
                     sock.close()
                     ours.close()
@@ -166,11 +176,14 @@ def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
             socket.send_fds(sock, [str(pid).encode()], [ours.fileno()])
             ours.close()
         elif verb == "status" and argument.isdigit():
-            try:
-                _, status = os.waitpid(int(argument), 0)
-            except ChildProcessError:
-                status = -1
-            sock.sendall(f"{status}\n".encode())
+            child = int(argument)
+            while child not in ended:
+                try:
+                    found = os.waitpid(child, 0)
+                except ChildProcessError:  # reaped as it ended, meanwhile; or none of ours
+                    break
+                ended[found[0]] = found[1]
+            sock.sendall(f"{ended.pop(child, -1)}\n".encode())
     os._exit(0)
 
 
@@ -237,10 +250,11 @@ class Executor:
 
     def retire(self) -> None:
         """Stop the process once its exercise's tests have run (a later test of that exercise
-        gets a fresh one, as after a test that overran: ``revive``)."""
+        gets a fresh one, as after a test that overran: ``revive``), without waiting for it to
+        end: the zygote reaps it."""
         if self.pid is not None and not self.broken:
             self.broken = "the submission's process was stopped after its exercise's tests ran"
-            self.close()
+            self.close(wait=False)
 
     def live(self, ident: int) -> int:
         """The ident to send for the object the trusted side knows as ``ident``. Raises
@@ -329,14 +343,15 @@ class Executor:
             return f"(it exited with status {os.WEXITSTATUS(status)})"
         return ""
 
-    def close(self) -> None:
-        """Stop the executor's process (its zygote serves on)."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the executor's process (its zygote serves on); ``wait``: until it has ended."""
         with contextlib.suppress(OSError, ValueError):
             self.sock.close()
         if self.pid is not None:
             with contextlib.suppress(OSError, ValueError):
                 os.kill(self.pid, signal.SIGKILL)
-            self.zygote.reap(self.pid)
+            if wait:
+                self.zygote.reap(self.pid)
             self.pid = None
 
     def _object(self, n: dict, blobs: list[bytes]) -> Any:

@@ -14,6 +14,7 @@ import random
 import signal
 import textwrap
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -109,6 +110,13 @@ MODULE = textwrap.dedent('''
 
     def call_through(fn, *args):
         return fn(*args)
+
+    def exit_status_of_a_child(status):
+        import signal
+        import subprocess
+        import sys
+        code = subprocess.run([sys.executable, "-c", f"raise SystemExit({status})"]).returncode
+        return code, signal.getsignal(signal.SIGCHLD) is signal.SIG_DFL
 
     def own_pid():
         return os.getpid()
@@ -1323,6 +1331,16 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _gone_soon(pid: int, within_s: float = 10.0) -> bool:
+    """Whether ``pid`` is gone, reaped, within ``within_s`` (a process its zygote reaps as it ends)."""
+    deadline = time.monotonic() + within_s
+    while not _gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
 def test_an_executor_that_dies_fails_this_call_and_every_later_one_until_revived(module, executor):
     square = module.square
     with pytest.raises(ExecutorFailed, match="exited with status 7"):
@@ -1373,13 +1391,19 @@ def test_each_exercise_has_an_executor_of_its_own(tmp_path):
         assert torch.equal(first.square(torch.ones(1)), torch.ones(1))
         # Before a test of one exercise, the others' processes stop (their tests ran: a grading
         # child runs each exercise's together); a later test of one gets a fresh process.
-        assert _gone(second_pid) and executors.of_exercise[other].pid is None
+        assert executors.of_exercise[other].pid is None and _gone_soon(second_pid)  # reaped as it ended
         executors.revive(other)
         assert torch.equal(second.square(torch.ones(1)), torch.ones(1))
         assert executors.of_exercise[other].pid not in (None, second_pid)
     finally:
         executors.close()
-    assert _gone(executors.zygote.pid) and _gone(second_pid)
+    assert _gone(executors.zygote.pid) and _gone_soon(second_pid)
+
+
+def test_the_submissions_own_children_are_its_own_to_wait_for(module):
+    # The zygote reaps its executors as they end (its handler of SIGCHLD); an executor leaves
+    # SIGCHLD as it is by default, so a child the submission starts is there for it to wait for.
+    assert module.exit_status_of_a_child(3) == (3, True)
 
 
 def test_a_module_that_raises_when_imported_again_leaves_its_executor_broken(tmp_path, executor):
