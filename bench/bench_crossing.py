@@ -1,13 +1,14 @@
 """Benchmark: what one crossing into the submission's process costs (``grader.remote``).
 
 Starts a zygote and an executor as a grading child does, loads a small module there and times
-a few kinds of crossing, each repeated: a call on a small tensor; the same call whose result is
-differentiated (the call and its vector-Jacobian product); a forward and backward through a
-model the executor built (a mirror whose forward runs there); a training step the submission
-takes on such a model with the test's optimizer (the optimizer kept in step both ways), with
-Adam, and on the test's own model with a forward hook and its optimizer with a step hook (each
-hook a callback). Each
-kind is also timed in one process (the module imported here) for the baseline. Reports per
+a few kinds of crossing, each repeated: a call on a small tensor; the same call beside models
+the executor built, or beside a model of the test's sent once (each call checks every module and
+tensor the two sides share); the call whose result is differentiated (the call and its
+vector-Jacobian product); a forward and backward through a model the executor built (a mirror
+whose forward runs there); a training step the submission takes on such a model with the test's
+optimizer (the optimizer kept in step both ways), with Adam, and on the test's own model with a
+forward hook and its optimizer with a step hook (each hook a callback). Each kind is also timed
+in one process (the module imported here) for the baseline. Reports per
 crossing the wall time and the CPU time of both processes (the executor's from ``/proc``), medians
 over ``--rounds`` rounds.
 
@@ -52,6 +53,9 @@ MODULE = textwrap.dedent('''
     def square(x):
         return x * x
 
+    def keep(model):
+        return None
+
     class Net(torch.nn.Module):
         def __init__(self, width):
             super().__init__()
@@ -85,6 +89,13 @@ def _kinds(module) -> dict:
     def call_beside_models():
         x, models = torch.randn(16), [module.Net(64), module.Net(64)]
         return lambda: (models, module.square(x))
+
+    def call_beside_tests_model():
+        x = torch.randn(16)
+        model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Conv2d(4, 4, 3), torch.nn.BatchNorm2d(4),
+                                                          torch.nn.ReLU()) for _ in range(8)])
+        module.keep(model)  # sent once: the test's model is mirrored from then on
+        return lambda: (model, module.square(x))
 
     def differentiated():
         x = torch.randn(16)
@@ -123,6 +134,7 @@ def _kinds(module) -> dict:
         return lambda: module.step(net, optimizer, xs, ys)
 
     return {"call": call, "call, two models alive (12 tensors)": call_beside_models,
+            "call, the test's model sent before (25 modules, 56 tensors)": call_beside_tests_model,
             "call + backward": differentiated, "model forward + backward": forward_backward,
             "training step (optimizer kept)": training_step, "Adam step": adam_step,
             "a hooked model and a spied optimizer of the test": spied_step}
