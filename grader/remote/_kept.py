@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from grader.remote import _wire as wire
-from grader.remote._mirror import plain_data, set_data
+from grader.remote._mirror import is_plain_data, set_data
 
 
 def is_kept_kind(obj: Any) -> bool:
@@ -96,8 +96,7 @@ def own_data(obj: Any) -> dict[str, Any]:
     if _is_torch_class(klass):
         return {}
     own = [(k, v) for k, v in getattr(obj, "__dict__", {}).items() if _own_name(klass, k)]
-    plain = plain_data(own)
-    return {name: value for name, value in own if name in plain}
+    return {name: value for name, value in own if is_plain_data(value)}
 
 
 def kept_state(obj: Any) -> list:

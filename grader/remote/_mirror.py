@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import types
 import weakref
 from functools import cache
@@ -848,7 +847,7 @@ def _data(attributes: list[tuple[str, Any]]) -> dict[str, str]:
     """Of a module's attributes (``_attributes``), those that are plain data without tensors (a
     list a test's model appends to), each as its ``repr``: what tells whether one changed (as
     the JSON of its wire node would, at a fraction of the cost)."""
-    return {k: repr(v) for k, v in attributes if _plain(v, tensors=False)}
+    return {k: repr(v) for k, v in attributes if is_plain_data(v)}
 
 
 def _frozen(value: Any, depth: int = 0) -> bool:
@@ -859,20 +858,10 @@ def _frozen(value: Any, depth: int = 0) -> bool:
     return type(value) not in (list, dict)
 
 
-def plain_data(attributes: list[tuple[str, Any]]) -> dict[str, str]:
-    """Of ``(name, value)`` pairs, those whose value is plain data without tensors, each as the
-    JSON of its wire node."""
-    found = {}
-    for name, value in attributes:
-        if _plain(value):
-            blobs: list[bytes] = []
-            try:
-                node = wire.encode(value, blobs)
-            except wire.WireError:
-                continue
-            if not blobs:
-                found[name] = json.dumps(node)
-    return found
+def is_plain_data(value: Any) -> bool:
+    """Whether ``value`` is plain data without tensors (a list a test's object appends to), which
+    crosses as itself when it changes."""
+    return _plain(value, tensors=False)
 
 
 def set_data(module, name: str, value: Any) -> None:

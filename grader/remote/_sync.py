@@ -240,26 +240,24 @@ def describe_change(t, before: tuple, out: list[bytes], *, data: bool = True, gr
 
 def apply_change(target, change: Any, blobs: list[bytes], *, quiet: bool = False) -> None:
     """Make ``target`` what the other side's tensor became (``describe_change``): data replaced
-    or changed in place as it was there (none sent: as it is), .grad likewise (a .grad that requires grad there
-    requires grad here, as a leaf: its graph stays there), requires_grad, and autograd history
-    when that tensor gained some. ``quiet``: data changed in place is written through ``.data``,
+    or changed in place as it was there (none sent: as it is), .grad likewise (a .grad that
+    requires grad there requires grad here, as a leaf: its graph stays there), requires_grad,
+    and autograd history when that tensor gained some. ``quiet``: data changed in place is written through ``.data``,
     leaving the version counter alone (the executor taking the test's changes: the test's
     writes, ``gradcheck``'s perturbations among them, must not spoil a graph saved there)."""
     import torch
 
     if not isinstance(change, dict):
         raise wire.WireError("a malformed change")
-    new = wire.decode(change["data"], blobs)
+    new = wire.decode(change["data"], blobs)  # None: its data as it was
     history = new is not None and change.get("history") is True and torch.is_grad_enabled() and not target.requires_grad
-    if new is None:
-        pass
-    elif history:
+    if history:
         target.copy_(new.requires_grad_())  # with grad: the history the copy gained, here too
-    elif (change.get("data_replaced") is True or new.shape != target.shape or new.dtype != target.dtype
-          or new.device != target.device):
+    elif new is not None and (change.get("data_replaced") is True or new.shape != target.shape
+                              or new.dtype != target.dtype or new.device != target.device):
         with torch.no_grad():
             target.data = new
-    elif target.is_meta or not same_bits(target.detach(), new):  # unchanged data: no version bump
+    elif new is not None and (target.is_meta or not same_bits(target.detach(), new)):  # unchanged: no version bump
         with torch.no_grad():
             (target.data if quiet else target).copy_(new)
     if not history and target.is_leaf and (change.get("requires_grad") is True) != target.requires_grad:
