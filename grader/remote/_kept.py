@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import types
 import weakref
+from collections import OrderedDict, defaultdict
 from functools import lru_cache
 from typing import Any
 
@@ -122,12 +123,67 @@ def load_kept_state(obj: Any, state: Any) -> bool:
     return changed
 
 
-def _encoded_state(obj: Any) -> tuple[tuple[str, list[bytes]], Any, list[bytes]]:
-    """``obj``'s ``kept_state`` encoded (its node and blobs, numbered from 0), and the key that
-    tells whether it changed: the two as compared."""
-    blobs: list[bytes] = []
-    node = wire.encode(kept_state(obj), blobs)
-    return (repr(node), blobs), node, blobs
+class _Fingerprint:
+    """What tells whether a kept object's state changed, as cheaply as one walk of it allows:
+    its shape and plain values (a float by its ``repr``, each value with its type, so ``1``,
+    ``1.0`` and ``True`` differ), each tensor's kind, dtype, shape, place and requires_grad, and
+    a copy of the tensors' bits (those on the CPU side by side in one buffer). A value of any
+    other kind is held as its encoding. Two are equal where ``load_state_dict`` of one's state
+    would leave the other's as it is."""
+
+    __slots__ = ("plain", "buffer", "others")
+
+    def __init__(self, state: Any) -> None:
+        import torch
+
+        plain: list = []
+        on_cpu: list = []
+        others: list = []
+        stack = [(state, 0)]
+        while stack:
+            value, depth = stack.pop()
+            if depth > wire.MAX_DEPTH:
+                raise wire.WireError(f"a value nested more than {wire.MAX_DEPTH} levels deep")
+            kind = type(value)
+            if value is None or kind in (bool, int, str):
+                plain.append((kind, value))
+            elif kind is float:
+                plain.append((kind, repr(value)))
+            elif kind in (tuple, list):
+                plain.append((kind, len(value)))
+                stack.extend((v, depth + 1) for v in reversed(value))
+            elif kind in (dict, OrderedDict) or (kind is defaultdict and value.default_factory is dict):
+                plain.append((kind, len(value)))
+                for k, v in reversed(value.items()):
+                    stack.extend(((v, depth + 1), (k, depth + 1)))
+            elif isinstance(value, torch.Tensor) and value.layout == torch.strided and not value.is_quantized:
+                t = value.detach()
+                plain.append((kind, t.dtype, t.shape, t.device, value.requires_grad))
+                if t.device.type == "cpu":
+                    on_cpu.append(wire.flat_bytes(t))
+                else:
+                    others.append(t.clone())
+            else:  # as the wire carries it (or refuses it)
+                blobs: list[bytes] = []
+                plain.append((repr(wire.encode(value, blobs, seen=depth)), *blobs))
+        self.plain = tuple(plain)
+        self.buffer = torch.cat(on_cpu) if on_cpu else None
+        self.others = others
+
+    def __eq__(self, other: object) -> bool:
+        import torch
+
+        from grader.remote._sync import same_bits
+
+        if not isinstance(other, _Fingerprint) or self.plain != other.plain:
+            return False
+        if (self.buffer is None) != (other.buffer is None):
+            return False
+        if self.buffer is not None and not torch.equal(self.buffer, other.buffer):
+            return False
+        return all(same_bits(a, b) for a, b in zip(self.others, other.others, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class Kept:
@@ -138,7 +194,7 @@ class Kept:
     def __init__(self, *, weak: bool) -> None:
         self.weak = weak
         self.objects: dict[int, Any] = {}  # ident -> the object (a weakref on the trusted side)
-        self.agreed: dict[int, tuple[str, list[bytes]]] = {}
+        self.agreed: dict[int, _Fingerprint] = {}
         self.by_identity: dict[int, int] = {}  # id(object) -> ident (trusted side)
         # The step hooks the executor has: their key here, their handles there.
         self.hooks: dict[int, Any] = {}
@@ -204,10 +260,12 @@ class Kept:
             if obj is None:
                 self.forget(ident)
                 continue
-            key, node, blobs = _encoded_state(obj)
+            state = kept_state(obj)
+            key = _Fingerprint(state)
             if key != self.agreed[ident]:
                 self.agreed[ident] = key
-                entries.append([ident, wire.renumbered(node, len(out))])
+                blobs: list[bytes] = []
+                entries.append([ident, wire.renumbered(wire.encode(state, blobs), len(out))])
                 out.extend(blobs)
         return entries
 
@@ -230,5 +288,5 @@ class Kept:
         return obj() if self.weak and obj is not None else obj
 
     @staticmethod
-    def _key(obj: Any) -> tuple[str, list[bytes]]:
-        return _encoded_state(obj)[0]
+    def _key(obj: Any) -> _Fingerprint:
+        return _Fingerprint(kept_state(obj))

@@ -26,6 +26,7 @@ from typing import Any
 
 # The device types whose autocast a call carries: the executor runs it with each on as the test has it.
 AUTOCAST_DEVICES = ("cpu", "cuda")
+MAX_DEPTH = 64  # the deepest a value sent may nest
 MAX_FRAME = 1 << 30  # a gibibyte: larger than any exercise's tensors, small enough to refuse garbage
 _LENGTH = struct.Struct("!Q")
 
@@ -82,7 +83,15 @@ def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
             raise WireError("a malformed frame header")
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise WireError(f"a malformed frame header: {type(exc).__name__}") from None
-    return header, [bytes(_read_exactly(sock, s)) for s in sizes]
+    total = sum(sizes)
+    if total > MAX_FRAME:  # each part alone is within the limit
+        return header, [bytes(_read_exactly(sock, s)) for s in sizes]
+    # The parts read at once: a reply of many tensors is one read, not one per tensor.
+    data, blobs, at = memoryview(_read_exactly(sock, total)), [], 0
+    for size in sizes:
+        blobs.append(bytes(data[at:at + size]))
+        at += size
+    return header, blobs
 
 
 # ----------------------------------------------------------------------------- values
@@ -125,8 +134,8 @@ def encode(value: Any, blobs: list[bytes], *, opaque: Callable[[Any], dict] | No
     copy, contiguous, with no autograd history. Sub-values are encoded depth first, left to
     right: the order ``decode`` rebuilds them in.
     """
-    if seen > 64:
-        raise WireError("a value nested more than 64 levels deep")
+    if seen > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
     if first is not None and (node := first(value)) is not None:
         return node
     if value is None or isinstance(value, (bool, str)) or type(value) is int:
@@ -512,8 +521,8 @@ def decode(node: Any, blobs: list[bytes], *, handle: Callable[[dict], Any] | Non
     ``classes`` gives the class of an instance's node (module, qualified name, kind), or raises
     ``WireError``; the instance is made without running its class's code (no ``__init__``, no
     ``__setattr__``)."""
-    if seen > 64:
-        raise WireError("a value nested more than 64 levels deep")
+    if seen > MAX_DEPTH:
+        raise WireError(f"a value nested more than {MAX_DEPTH} levels deep")
     if node is None or isinstance(node, (bool, str)) or (type(node) is int) or (
             type(node) is float and math.isfinite(node)):
         return node

@@ -543,6 +543,16 @@ MODULE = textwrap.dedent('''
     def first_lr(optimizer):
         return optimizer.param_groups[0]["lr"]
 
+    def set_first_lr(optimizer, lr):
+        optimizer.param_groups[0]["lr"] = lr
+
+    def scale_momentum_through_data(optimizer, factor):
+        for state in optimizer.state.values():
+            state["momentum_buffer"].data.mul_(factor)  # no version left behind
+
+    def momentum_buffers(optimizer):
+        return [state["momentum_buffer"].clone() for state in optimizer.state.values()]
+
     def collect():
         import gc
 
@@ -2266,6 +2276,25 @@ def test_a_scheduler_made_there_on_an_optimizer_here_sets_its_learning_rates(mod
     resumed = torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=9.0)
     resumed.load_state_dict(copy_state)
     assert module.first_lr(resumed) == 0.125  # another optimizer: a copy of its own
+
+
+def test_a_kept_optimizers_state_changed_only_in_its_bits_or_in_a_values_type_crosses_both_ways(module):
+    weight = torch.zeros(3, requires_grad=True)
+    opt = torch.optim.SGD([weight], lr=1, momentum=0.5)
+    weight.grad = torch.ones(3)
+    opt.step()  # a momentum buffer of ones
+    assert module.first_lr(opt) == 1  # sent: kept in step from now on
+    module.scale_momentum_through_data(opt, 2.0)
+    assert torch.equal(opt.state[weight]["momentum_buffer"], torch.full((3,), 2.0))
+    with torch.no_grad():
+        opt.state[weight]["momentum_buffer"].data.add_(1.0)  # here, likewise without a version
+    assert torch.equal(module.momentum_buffers(opt)[0], torch.full((3,), 3.0))
+    for lr in (1.0, True, -0.0, 0.0, float("nan")):  # each equal to the one before it, or NaN
+        module.set_first_lr(opt, lr)
+        got = opt.param_groups[0]["lr"]
+        assert type(got) is type(lr) and repr(got) == repr(lr)
+    opt.param_groups[0]["lr"] = 0.5
+    assert module.first_lr(opt) == 0.5
 
 
 def test_a_kept_copy_is_freed_there_with_its_original(module, executor):
