@@ -16,9 +16,11 @@ import functools
 import importlib
 import json
 import math
+import os
 import socket
 import struct
 import sys
+import time
 import types
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable
@@ -73,7 +75,28 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
     return view.obj  # type: ignore[return-value]
 
 
+# How long a process waiting for the other's next frame polls for it before it sleeps. The two
+# processes hand each request and reply back and forth, and the one that waits usually gets its
+# answer within a fraction of a millisecond; a process that sleeps is woken on a CPU that may
+# have gone idle (on a virtual machine, the host wakes that CPU first), which cost about a
+# third of a bare call's round trip here (``bench/bench_crossing.py``). Polling yields the CPU
+# to any other process that wants it.
+POLL_BEFORE_SLEEP_S = 0.0005
+
+
+def _poll_until_readable(sock: socket.socket, seconds: float) -> None:
+    """Return once ``sock`` has something to read (or its peer closed), or after ``seconds``."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        try:
+            sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            return
+        except BlockingIOError:
+            os.sched_yield()
+
+
 def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
+    _poll_until_readable(sock, POLL_BEFORE_SLEEP_S)
     (length,) = _LENGTH.unpack(_read_exactly(sock, _LENGTH.size))
     try:
         header = json.loads(_read_exactly(sock, length))
