@@ -155,23 +155,31 @@ def _serve_as_zygote(sock: socket.socket, threads: int | None) -> None:
         verb, _, argument = line.decode("ascii", "replace").strip().partition(" ")
         if verb == "spawn" and argument.isdigit():
             ours, theirs = socket.socketpair()
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the submission's children are its own to reap
-                    stream.close()
-                    sock.close()
-                    ours.close()
-                    from grader._lifetime import die_with_parent
+            # Not reaped between the fork and forgetting what an earlier process of its pid left.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    try:
+                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the submission's children are its own to reap
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                        stream.close()
+                        sock.close()
+                        ours.close()
+                        from grader._lifetime import die_with_parent
 
-                    die_with_parent()
-                    if threads is not None:
-                        import torch
+                        die_with_parent()
+                        if threads is not None:
+                            import torch
 
-                        torch.set_num_threads(threads)
-                    serve(theirs, first_ident=int(argument))
-                finally:
-                    os._exit(1)
+                            torch.set_num_threads(threads)
+                        serve(theirs, first_ident=int(argument))
+                    finally:
+                        os._exit(1)
+                # A retired executor is reaped and never asked for: a new one given its pid is not it.
+                ended.pop(pid, None)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             theirs.close()
             socket.send_fds(sock, [str(pid).encode()], [ours.fileno()])
             ours.close()

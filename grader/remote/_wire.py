@@ -30,6 +30,7 @@ from typing import Any
 AUTOCAST_DEVICES = ("cpu", "cuda")
 MAX_DEPTH = 64  # the deepest a value sent may nest
 MAX_FRAME = 1 << 30  # a gibibyte: larger than any exercise's tensors, small enough to refuse garbage
+_READ_AT_ONCE = 1 << 20  # a frame's parts up to this size in all are read in one read
 _LENGTH = struct.Struct("!Q")
 
 
@@ -107,9 +108,9 @@ def receive(sock: socket.socket) -> tuple[dict, list[bytes]]:
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise WireError(f"a malformed frame header: {type(exc).__name__}") from None
     total = sum(sizes)
-    if total > MAX_FRAME:  # each part alone is within the limit
+    if total > _READ_AT_ONCE:  # one at a time: no second copy of them all held at once
         return header, [bytes(_read_exactly(sock, s)) for s in sizes]
-    # The parts read at once: a reply of many tensors is one read, not one per tensor.
+    # The parts read at once: a reply of many small tensors is one read, not one per tensor.
     data, blobs, at = memoryview(_read_exactly(sock, total)), [], 0
     for size in sizes:
         blobs.append(bytes(data[at:at + size]))
