@@ -29,10 +29,11 @@ import json
 import pickle
 import random
 import tempfile
+import threading
 import time
 import tomllib
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -362,46 +363,57 @@ def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, bud
                 on_mutant=None) -> list[ExerciseMutation]:
     """Generate, grade and classify the mutants of each exercise in ``ids``.
 
-    ``sample``: grade at most this many mutants per exercise, drawn with ``seed``. ``budget_s``:
-    stop starting new mutants of an exercise once this much time went into it. ``baseline``
+    ``jobs`` mutants are graded at once, the next exercise's as soon as a job is free (one
+    exercise's sample may be a single mutant). ``sample``: grade at most this many mutants per
+    exercise, drawn with ``seed``. ``budget_s``: stop starting new mutants of an exercise once
+    this much time went into it, counted from its first mutant's start. ``baseline``
     (``read_baseline``): survivors already known, which still count against the score but are not
     new. ``on_mutant(ex_id, mutant, verdict)`` is called as each finishes.
     """
-    from grader.engine import forkserver
+    from grader.engine import forkserver, sandbox
 
     with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
         try:
-            return [_run_exercise(catalog.get_exercise(ex_id), Path(tmp), sample=sample, seed=seed,
-                                  budget_s=budget_s, jobs=jobs, wall_s=wall_s,
-                                  known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
-                    for ex_id in ids]
+            with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                started = [_start_exercise(catalog.get_exercise(ex_id), Path(tmp), pool, sample=sample,
+                                           seed=seed, budget_s=budget_s, wall_s=wall_s,
+                                           known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
+                           for ex_id in ids]
+                return [finish() for finish in started]
         finally:
             forkserver.close_all()
 
 
-def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, seed: int,
-                  budget_s: float | None, jobs: int, wall_s: float, known: set[str],
-                  on_mutant) -> ExerciseMutation:
+def _start_exercise(ex: catalog.Exercise, workdir: Path, pool: Executor, *, sample: int | None, seed: int,
+                    budget_s: float | None, wall_s: float, known: set[str],
+                    on_mutant) -> Callable[[], ExerciseMutation]:
+    """Generate ``ex``'s mutants and hand the chosen ones to ``pool``; the function that waits for
+    them and classifies them."""
     mutants = generate(ex)
     result = ExerciseMutation(ex.id, generated=len(mutants))
     chosen = choose(mutants, sample, seed)
     result.not_run = len(mutants) - len(chosen)
     equivalent = recorded_equivalents(ex)
     result.stale = sorted(set(equivalent) - {m.id for m in mutants})
-    started = time.monotonic()
+    first_start: list[float] = []  # when the first of them started grading
+    lock = threading.Lock()
 
-    def grade(mutant: Mutant) -> tuple[Mutant, str | None]:
-        if budget_s is not None and time.monotonic() - started > budget_s:
-            return mutant, None
+    def grade(mutant: Mutant) -> str | None:
+        with lock:
+            if not first_start:
+                first_start.append(time.monotonic())
+        if budget_s is not None and time.monotonic() - first_start[0] >= budget_s:
+            return None
         verdict = _grade(mutant, workdir, wall_s)
         if on_mutant:
             on_mutant(ex.id, mutant, verdict)
-        return mutant, verdict
+        return verdict
 
-    from grader.engine import sandbox
+    futures = [pool.submit(grade, mutant) for mutant in chosen]
 
-    with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for mutant, verdict in pool.map(grade, chosen):
+    def finish() -> ExerciseMutation:
+        for mutant, future in zip(chosen, futures):
+            verdict = future.result()
             if verdict is None:
                 result.not_run += 1
             elif verdict == "survived" and mutant.id in equivalent:
@@ -413,4 +425,6 @@ def _run_exercise(ex: catalog.Exercise, workdir: Path, *, sample: int | None, se
                     result.known.append(mutant.id)
             else:
                 getattr(result, verdict).append(mutant.id)
-    return result
+        return result
+
+    return finish

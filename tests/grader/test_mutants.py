@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -172,6 +173,7 @@ def test_a_recorded_equivalent_the_reference_no_longer_yields_is_reported_stale(
     recorded.write_text(f'[[equivalent]]\nmutant = "{kept}"\nreason = "reviewed"\n\n'
                         '[[equivalent]]\nmutant = "core/NumberReplacer@0000000000"\nreason = "an old review"\n')
     monkeypatch.setattr(mutants, "equivalents_file", lambda ex: recorded)
-    row = mutants._run_exercise(EX, tmp_path, sample=1, seed=0, budget_s=0, jobs=1, wall_s=60, known=set(),
-                                on_mutant=None)
+    with ThreadPoolExecutor(1) as pool:
+        row = mutants._start_exercise(EX, tmp_path, pool, sample=1, seed=0, budget_s=0, wall_s=60, known=set(),
+                                      on_mutant=None)()
     assert row.stale == ["core/NumberReplacer@0000000000"]
