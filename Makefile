@@ -21,9 +21,8 @@ $(VENV)/.installed: pyproject.toml
 example: setup
 	$(BIN)/grader score examples/submission
 
-# One worker per core and one more (conftest.py: the suite waits on grading children); a test
-# file's tests stay together (its module-scoped fixtures, such as the adversarial corpus's batch,
-# run once).
+# One worker per core; a test file's tests stay together (its module-scoped fixtures, such as the
+# adversarial corpus's batch, run once).
 test: setup
 	$(BIN)/python -m pytest -n auto --dist loadfile --durations=25
 
