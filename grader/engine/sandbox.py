@@ -265,17 +265,21 @@ def _revealed() -> list[str]:
     return sorted(p for p in found if os.path.isdir(p) and not (kit + "/").startswith(p.rstrip("/") + "/"))
 
 
-def _hidden(hide: list[Path]) -> list[str]:
-    """What the child must not read even where it lies inside what it may (see ``_jail``)."""
-    kit = catalog.KIT_ROOT
-    return [str(p) for p in [kit / "solutions", kit / "examples", kit / ".git", *hide]]
+def _hidden(revealed: list[str], hide: list[Path]) -> list[str]:
+    """What the child must not read even where it lies inside what it may (see ``_jail``): the
+    kit's solutions, examples and history, the same of any other copy of the kit that is one of
+    the ``revealed`` directories (a second checkout on ``sys.path``, as an editable install of it
+    puts it there), and ``hide``."""
+    kits = [catalog.KIT_ROOT, *(Path(p) for p in revealed if (Path(p) / catalog.CATALOG_NAME).is_file())]
+    return [*(str(kit / name) for kit in kits for name in ("solutions", "examples", ".git")), *map(str, hide)]
 
 
 def _policy(limits: Limits, hide: list[Path]) -> dict:
     """The jail (``grader.engine.jail``) for a child graded under ``limits``, its work directory aside."""
+    revealed = _revealed()
     return {"cpu_s": int(limits.wall_s * 2) + 10, "memory_mb": limits.memory_mb,
             "file_mb": limits.file_mb, "disk_mb": limits.disk_mb, "nproc": limits.nproc,
-            "reveal": _revealed(), "hide": _hidden(hide)}
+            "reveal": revealed, "hide": _hidden(revealed, hide)}
 
 
 ISOLATION_WARNINGS = {

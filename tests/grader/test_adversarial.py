@@ -360,3 +360,34 @@ def test_in_a_container_without_cap_sys_admin_the_grader_says_so_and_isolates_wh
         if name != "honest":
             assert result["score"] == 0 and not _escapes(result), (name, result["problems"], _escapes(result))
     assert not _jailed_processes(_uids(results))
+
+
+@pytest.mark.skipif(jail.level() == "none", reason="without root the child runs as the grader's user")
+def test_another_checkout_of_the_kit_on_the_graders_path_shows_the_child_none_of_its_solutions(monkeypatch):
+    """A second copy of the kit on ``sys.path`` (an editable install of another checkout) is shown
+    to the child for the packages it may hold; its reference solutions are not."""
+    other = Path(tempfile.mkdtemp(prefix="other-checkout-"))
+    try:
+        other.chmod(0o755)  # readable by the child's uid, as a checkout is: only the jail may stop it
+        reference = other / EX.reference.relative_to(catalog.KIT_ROOT)
+        reference.parent.mkdir(parents=True)
+        shutil.copyfile(EX.reference, reference)
+        shutil.copyfile(catalog.CATALOG_FILE, other / catalog.CATALOG_NAME)
+        for path in [reference, *reference.parents]:
+            if path == other:
+                break
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        submission = other.with_name(other.name + "-submission")
+        target = submission / EX.relpath
+        target.parent.mkdir(parents=True)
+        target.write_text((CORPUS / "read_reference_from_disk.py").read_text().replace(
+            'Path(grader.__file__).parent.parent / "solutions/pytorch/tensors/broadcasting.py"',
+            f"Path({str(reference)!r})"))
+        monkeypatch.setattr(sys, "path", [*sys.path, str(other)])
+        assert str(other) in sandbox._revealed()  # shown to the child, as a package directory
+        report = score_submission(submission, [EX.id], limits=LIMITS)
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+        shutil.rmtree(other.with_name(other.name + "-submission"), ignore_errors=True)
+    assert report.max_score > 0 and report.score == 0, [
+        (t.name, t.status) for ex in report.exercises for t in ex.tests if t.status == "passed"]
