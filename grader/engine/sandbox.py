@@ -270,6 +270,8 @@ def _hidden(revealed: list[str], hide: list[Path]) -> list[str]:
     kit's solutions, examples and history, the same of any other copy of the kit that is one of
     the ``revealed`` directories (a second checkout on ``sys.path``, as an editable install of it
     puts it there), and ``hide``."""
+    # A catalog is enough to tell a copy (looser than ``find_kit_root``'s test on purpose: a copy
+    # lacking its exercises/ still holds solutions worth hiding).
     kits = [catalog.KIT_ROOT, *(Path(p) for p in revealed if (Path(p) / catalog.CATALOG_NAME).is_file())]
     return [*(str(kit / name) for kit in kits for name in ("solutions", "examples", ".git")), *map(str, hide)]
 
