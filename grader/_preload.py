@@ -7,16 +7,22 @@ and its children each read their own kit's catalog.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 import tempfile
 import warnings
 
+# A directory holding hypothesis's character tables, ready to read (``grader.engine.hypothesis_tables``).
+TABLES_ENV = "DRILLS_HYPOTHESIS_TABLES"
+
 
 def warm(modules: list[str] | tuple[str, ...]) -> None:
     """Import ``modules`` and fill the caches their tests would otherwise fill inside their own
-    time: hypothesis's table of the characters text strategies draw from, which it would build
-    (seconds) in every grading child, whose storage directory is new each time."""
+    time: hypothesis's tables of the characters text strategies draw from, read from the directory
+    ``TABLES_ENV`` names, or else built (seconds: a grading child's storage directory is new
+    each time)."""
     for name in modules:
         try:
             importlib.import_module(name)
@@ -27,9 +33,12 @@ def warm(modules: list[str] | tuple[str, ...]) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
         from hypothesis.errors import HypothesisSideeffectWarning
 
-        with tempfile.TemporaryDirectory(prefix="drills-hypothesis-") as home, warnings.catch_warnings():
+        tables = os.environ.get(TABLES_ENV)
+        # Without tables to read, the ones built go nowhere that lasts.
+        with (contextlib.nullcontext(tables) if tables else tempfile.TemporaryDirectory(prefix="drills-hypothesis-")
+              ) as home, warnings.catch_warnings():
             warnings.simplefilter("ignore", HypothesisSideeffectWarning)  # it is on purpose
-            set_hypothesis_home_dir(home)  # the table's on-disk copy goes nowhere that lasts
+            set_hypothesis_home_dir(home)
             try:
                 strategies.text().validate()
             finally:

@@ -3,7 +3,8 @@
 What the child gets:
 - a private working directory with a staged copy of *only* the selected exercises' modules (a
   submitted ``conftest.py``, ``pytest.ini``, ``sitecustomize.py``, ``*.pth``, symlink, or anything
-  else is left behind and reported) and of the kit's test files it needs;
+  else is left behind and reported), of the kit's test files it needs and, for a fresh child, of
+  hypothesis's character tables (``grader.engine.hypothesis_tables``);
 - a scrubbed environment (no tokens or secrets of the grader's environment);
 - limits on CPU time, address space, file size, disk, processes and output volume, a per-test
   time limit enforced from outside (``_supervise``: a test that outlives its own in-process limit
@@ -50,7 +51,7 @@ from pathlib import Path
 from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
 from grader._until_failed import FailureGroups
-from grader.engine import forkserver, jail
+from grader.engine import forkserver, hypothesis_tables, jail
 from grader.engine.scan import Finding, read_tree, scan_sources
 
 CONFIG_NAMES = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
@@ -505,6 +506,8 @@ def _run_group(group: list[catalog.Exercise], impl: Path, kit: Path, env: dict[s
     left = wall_s
     done: list[str] = []  # tests reported or stopped: a fresh child deselects them
     groups = {ex_id: [sorted(g) for g in found] for ex_id, found in until_failed.items()}
+    if fork_for is None:  # a forked child has the tables its server read
+        env = {**env, **hypothesis_tables.staged_in(work)}
     while True:
         # What the child runs, in a file of the work directory (which the child cannot write):
         # a request to the fork server has no room for thousands of test names.
@@ -650,7 +653,7 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
         modules = preload_modules(fork_for)
         served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
         server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
-                      "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+                      "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **hypothesis_tables.for_server()}
         server = forkserver.server_for(modules, server_env, _session(kit, served, 0.0))
 
         def start():
