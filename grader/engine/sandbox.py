@@ -252,6 +252,24 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     return tuple(modules)
 
 
+def server_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
+    """What the fork server that grades ``exercises`` preloads: what all the catalog's exercises
+    that load no TensorFlow need, where theirs load none (TensorFlow never enters a PyTorch-only
+    grading), else what every exercise needs. One grader process thus starts at most two servers,
+    whichever exercises its runs grade (a batch, ``verify``'s rounds, ``mutants``' one exercise
+    at a time), each collecting the tests once for all of them."""
+    def loads_tensorflow(modules: tuple[str, ...]) -> bool:  # as an extra's modules may (tensorboard's do)
+        return "tensorflow" in modules or any(m in modules for _, names in _EXTRA_MODULES.values() for m in names)
+
+    catalogued = list(catalog.load_catalog().values())
+    needed = set(preload_modules(exercises))
+    for kind in (preload_modules([ex for ex in catalogued if not loads_tensorflow(preload_modules([ex]))]),
+                 preload_modules(catalogued)):
+        if needed <= set(kind):
+            return kind
+    return preload_modules(exercises)
+
+
 def _revealed() -> list[str]:
     """What the child must read besides the system directories: the interpreter, its packages
     (every directory on the grader's ``sys.path``) and the kit's ``grader`` package, nothing
@@ -650,7 +668,7 @@ def _run_child(args: list[str], env: dict[str, str], work: Path, policy: dict, l
         # preloaded frameworks serve, and each request names its child's jail and limits, so that
         # one server serves any selection of them under any limits.
         kit = Path(env["DRILLS_KIT_ROOT"])
-        modules = preload_modules(fork_for)
+        modules = server_modules(fork_for)
         served = [ex for ex in catalog.load_catalog().values() if set(preload_modules([ex])) <= set(modules)]
         server_env = {**_base_env(), "TMPDIR": tempfile.gettempdir(), "DRILLS_KIT_ROOT": str(kit),
                       "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **hypothesis_tables.for_server()}

@@ -12,7 +12,7 @@ import pytest
 
 from grader import catalog
 from grader.engine import forkserver, jail, sandbox
-from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules
+from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules, server_modules
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
@@ -30,8 +30,11 @@ def batched_affine(x, weight, bias):
 '''
 
 
-@pytest.fixture(autouse=True)
-def fresh_servers():
+@pytest.fixture(autouse=True, scope="module")
+def own_servers():
+    """The servers this module's tests start, and no other's: one serves them all, as one serves
+    a batch."""
+    forkserver.close_all()
     yield
     forkserver.close_all()
 
@@ -145,6 +148,28 @@ def test_the_server_preloads_only_the_frameworks_in_use():
     mixed = [ex for ex in catalog.load_catalog().values() if ex.framework == "crossframework"]
     if mixed:
         assert {"torch", "tensorflow"} <= set(preload_modules(mixed))
+
+
+def test_a_grader_process_starts_one_server_for_the_pytorch_exercises_and_one_for_the_rest():
+    exercises = list(catalog.load_catalog().values())
+    kinds = {server_modules([ex]) for ex in exercises}
+    assert len(kinds) == 2, kinds
+    for ex in exercises:
+        assert set(preload_modules([ex])) <= set(server_modules([ex])), ex.id
+        # TensorFlow never enters a PyTorch-only grading; an extra may load it (tensorboard does).
+        loads_tensorflow = ex.framework != "pytorch" or "tensorboard" in ex.extras
+        assert ("tensorflow" in server_modules([ex])) == loads_tensorflow, ex.id
+    assert server_modules(exercises) == max(kinds, key=len)
+
+
+def test_pytorch_exercises_graded_apart_and_beside_their_tests_share_one_server():
+    apart = catalog.get_exercise("pytorch.tensors.from_data")
+    assert apart.separate_process and not BROADCASTING.separate_process
+    forkserver.close_all()
+    for ex in (BROADCASTING, apart):
+        report = score_submission(catalog.KIT_ROOT / "solutions", [ex.id], fork=True)
+        assert report.score == report.max_score > 0, ex.id
+    assert len(forkserver._servers) == 1
 
 
 def test_a_tensorflow_exercise_graded_apart_preloads_what_crossings_use():
