@@ -22,7 +22,8 @@ its exit status when it ends. It exits when its stdin (a pipe from the grader) o
 socket closes.
 
 The grader's side is ``ForkServer``; its children look like ``subprocess.Popen`` objects to the
-supervisor (``pid``, ``stdout``, ``wait``).
+supervisor (``pid``, ``stdout``, ``wait``). A grader process shares its servers among all its
+gradings (``server_for``), and closes each once it has had no child running for ``IDLE_S``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 # Imported here, by the server once, not by each child it forks (11 ms a child, page copies included).
@@ -254,14 +257,25 @@ def serve(fd: int, session: list[str], modules: list[str]) -> None:
 
 
 class ForkedChild:
-    """A child forked by the server, with the parts of ``subprocess.Popen`` the supervisor uses."""
+    """A child forked by the server, with the parts of ``subprocess.Popen`` the supervisor uses.
+    ``on_end()`` is called once, when its end is known (or its server is gone)."""
 
-    def __init__(self, conn: socket.socket, output_r: int):
+    def __init__(self, conn: socket.socket, output_r: int, on_end: Callable[[], None]):
         self._conn = conn
         self._pending = b""  # what arrived of a line a timeout interrupted
+        self._on_end: Callable[[], None] | None = on_end
         self.stdout = os.fdopen(output_r, "rb")
         self.returncode: int | None = None
-        self.pid = int(self._read_line(None).split()[1])
+        try:
+            self.pid = int(self._read_line(None).split()[1])
+        except ConnectionError:
+            self._ended()
+            raise
+
+    def _ended(self) -> None:
+        if self._on_end is not None:
+            self._on_end, on_end = None, self._on_end
+            on_end()
 
     def _read_line(self, timeout: float | None) -> str:
         self._conn.settimeout(timeout)
@@ -278,8 +292,13 @@ class ForkedChild:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            self.returncode = int(self._read_line(timeout).split()[1])
+            try:
+                self.returncode = int(self._read_line(timeout).split()[1])
+            except ConnectionError:
+                self._ended()
+                raise
             self._conn.close()
+            self._ended()
         return self.returncode
 
 
@@ -301,6 +320,9 @@ class ForkServer:
         if line.strip() != b"ready":
             self.close()
             raise RuntimeError(f"the fork server did not start (it said {line!r})")
+        self._running = 0  # children forked whose end the grader has not learned
+        self._counting = threading.Lock()
+        self.idle_since: float | None = time.monotonic()  # since its last child ended; None while one runs
 
     def spawn(self, env: dict[str, str], workdir: Path, policy: dict, report_w: int, key_r: int) -> ForkedChild:
         """Fork a grading child, jailed by ``policy`` in ``workdir``, that runs the tests its
@@ -308,6 +330,9 @@ class ForkServer:
         but the descriptors)."""
         output_r, output_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with self._counting:
+            self._running += 1
+            self.idle_since = None
         try:
             request = json.dumps({"env": env, "workdir": str(workdir), "policy": policy})
             socket.send_fds(self._requests, [request.encode()], [output_w, report_w, key_r,
@@ -315,11 +340,29 @@ class ForkServer:
         except OSError:
             mine.close()
             os.close(output_r)
+            self._child_ended()
             raise
         finally:
             os.close(output_w)
             theirs.close()
-        return ForkedChild(mine, output_r)
+        return ForkedChild(mine, output_r, self._child_ended)
+
+    def touch(self) -> None:
+        """Start its idle time over (unless a child runs)."""
+        with self._counting:
+            if self.idle_since is not None:
+                self.idle_since = time.monotonic()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds since its last child ended (0 while one runs)."""
+        with self._counting:
+            return 0.0 if self.idle_since is None else now - self.idle_since
+
+    def _child_ended(self) -> None:
+        with self._counting:
+            self._running -= 1
+            if not self._running:
+                self.idle_since = time.monotonic()
 
     def alive(self) -> bool:
         return self._proc.poll() is None
@@ -335,27 +378,56 @@ class ForkServer:
         self._requests.close()
 
 
+# A server no child of which has run for this long is closed, its frameworks' memory given back
+# (as joblib's reusable executor lets its idle workers go). Until then the next grading of the
+# process (a batch's next submission, the next batch, verify's next round) forks from it.
+IDLE_S = 60.0
+_REAP_EVERY_S = 1.0
+
 _servers: dict[tuple, ForkServer] = {}
 _lock = threading.Lock()
+_reaper: list[threading.Thread] = []
 
 
 def server_for(modules: tuple[str, ...], env: dict[str, str], session: list[str]) -> ForkServer:
     """The shared fork server preloading ``modules``, with the tests of the pytest command line
-    ``session`` collected (started on first use, closed at exit)."""
+    ``session`` collected: started on first use, closed after ``IDLE_S`` seconds without a
+    running child (``close_idle``), or at exit. Its idle time starts over now."""
     key = (modules, json.dumps(env, sort_keys=True), tuple(session))
     with _lock:
         server = _servers.get(key)
         if server is None or not server.alive():
             server = _servers[key] = ForkServer(modules, env, session)
+        server.touch()
+        if not _reaper:
+            _reaper.append(threading.Thread(target=_reap, name="drills-fork-server-reaper", daemon=True))
+            _reaper[0].start()
         return server
 
 
-def close_all() -> None:
-    """Stop every fork server this process started."""
+def close_idle() -> None:
+    """Stop every fork server of this process that no child has run in for ``IDLE_S`` seconds."""
+    now = time.monotonic()
     with _lock:
-        for server in _servers.values():
-            server.close()
+        idle = [key for key, server in _servers.items() if server.idle_for(now) >= IDLE_S]
+        closing = [_servers.pop(key) for key in idle]
+    for server in closing:
+        server.close()
+
+
+def _reap() -> None:
+    while True:
+        time.sleep(_REAP_EVERY_S)
+        close_idle()
+
+
+def close_all() -> None:
+    """Stop every fork server this process started (and any child of theirs still running)."""
+    with _lock:
+        closing = list(_servers.values())
         _servers.clear()
+    for server in closing:
+        server.close()
 
 
 if __name__ == "__main__":

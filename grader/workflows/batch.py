@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from grader import __version__, catalog
-from grader.engine import forkserver, sandbox, similarity
+from grader.engine import sandbox, similarity
 from grader.engine.sandbox import Limits, kill_all
 from grader.engine.scoring import Report, SubmissionError, score_path
 from grader.errors import BatchError
@@ -296,7 +296,8 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
     """Grade every submission in ``folder`` into ``out``; return the gradebook's path.
 
     ``fork``: fork each grading child from a fork server that imported the frameworks once
-    (``grader.engine.forkserver``), instead of starting a fresh interpreter per submission.
+    (``grader.engine.forkserver``, which the process's next gradings reuse until it has been
+    idle a minute), instead of starting a fresh interpreter per submission.
     ``cluster``: grade on this Dask cluster (``grader.workflows.dask_batch``), one task per submission,
     instead of in ``jobs`` threads here.
 
@@ -376,7 +377,6 @@ def run_batch(folder: Path, out: Path, *, exercise_ids: list[str] | None = None,
         grading.close()
         if dask_grading is not None:
             dask_grading.close()
-        forkserver.close_all()
     if exercise_ids is None:
         stored = {e.name: json.loads((out / "results" / f"{e.name}.json").read_text(encoding="utf-8"))
                   for e in entries if (out / "results" / f"{e.name}.json").is_file()}

@@ -370,18 +370,15 @@ def run_mutants(ids: list[str], *, sample: int | None = None, seed: int = 0, bud
     (``read_baseline``): survivors already known, which still count against the score but are not
     new. ``on_mutant(ex_id, mutant, verdict)`` is called as each finishes.
     """
-    from grader.engine import forkserver, sandbox
+    from grader.engine import sandbox
 
-    with tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp:
-        try:
-            with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                started = [_start_exercise(catalog.get_exercise(ex_id), Path(tmp), pool, sample=sample,
-                                           seed=seed, budget_s=budget_s, wall_s=wall_s,
-                                           known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
-                           for ex_id in ids]
-                return [finish() for finish in started]
-        finally:
-            forkserver.close_all()
+    with (tempfile.TemporaryDirectory(prefix="drills-mutants-") as tmp, sandbox.ending_in_background(),
+          ThreadPoolExecutor(max_workers=max(1, jobs)) as pool):
+        started = [_start_exercise(catalog.get_exercise(ex_id), Path(tmp), pool, sample=sample,
+                                   seed=seed, budget_s=budget_s, wall_s=wall_s,
+                                   known=(baseline or {}).get(ex_id, set()), on_mutant=on_mutant)
+                   for ex_id in ids]
+        return [finish() for finish in started]
 
 
 def _start_exercise(ex: catalog.Exercise, workdir: Path, pool: Executor, *, sample: int | None, seed: int,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import catalog
-from grader.engine import forkserver, sandbox
+from grader.engine import sandbox
 from grader.engine.sandbox import Limits
 from grader.engine.scoring import ExerciseResult, Report, score_submission
 from grader.outcomes import State, TestStatus, Visibility
@@ -180,11 +180,8 @@ def verify(ids: list[str] | None = None, *, jobs: int = 2, limits: Limits | None
                 on_run(name, report)
             return report
 
-        try:
-            with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
-        finally:
-            forkserver.close_all()
+        with sandbox.ending_in_background(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            reports = dict(zip(jobs_by_name, pool.map(grade, jobs_by_name)))
     references, stubs = _by_id(reports["reference"]), _by_id(reports["stub"])
     verdicts = {ex.id: Verdict(ex.id, references[ex.id], stubs[ex.id], unbuilt=unbuilt[ex.id]) for ex in exercises}
     for k, chosen in enumerate(rounds):

@@ -4,8 +4,10 @@ serves the grader alone, and its jail is its own."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from grader import catalog
 from grader.engine import forkserver, jail, sandbox
 from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules, server_modules
 from grader.engine.scoring import score_submission
+from grader.workflows.batch import run_batch
 from tests.helpers import make_submission
 
 BROADCASTING = catalog.get_exercise("pytorch.tensors.broadcasting")
@@ -66,6 +69,46 @@ def test_a_child_that_rewrites_the_collected_test_modules_leaves_the_next_child_
     assert len(forkserver._servers) == 1  # the same server forked both
     assert _summary(after) == _summary(score_submission(wrong, [BROADCASTING.id]))
     assert after.score < after.max_score
+
+
+def test_a_batchs_server_outlives_it_and_serves_the_next_batch_of_the_process(tmp_path):
+    folder = tmp_path / "class"
+    make_submission(folder / "alice", {BROADCASTING: BROADCASTING.reference})
+    forkserver.close_all()
+    servers = []
+    for out in (tmp_path / "first", tmp_path / "second"):
+        run_batch(folder, out, exercise_ids=[BROADCASTING.id], log=lambda message: None)
+        result = json.loads((out / "results" / "alice.json").read_text())
+        assert result["score"] == result["max_score"] > 0
+        servers.append(list(forkserver._servers.values()))
+    assert len(servers[0]) == 1 and servers[0] == servers[1] and servers[1][0].alive()
+
+
+SLOW = BROADCASTING.reference.read_text() + """
+
+import time
+
+_reference_pairwise_sq_dists = pairwise_sq_dists
+
+
+def pairwise_sq_dists(a, b):
+    time.sleep(2.5)  # longer than the idle time the test sets: the server has a child running
+    return _reference_pairwise_sq_dists(a, b)
+"""
+
+
+def test_a_server_is_closed_once_idle_and_never_while_a_child_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(forkserver, "IDLE_S", 0.5)
+    forkserver.close_all()
+    slow = make_submission(tmp_path / "slow", {BROADCASTING: SLOW})
+    report = score_submission(slow, [BROADCASTING.id], fork=True,
+                              select={BROADCASTING.id: ["test_pairwise_small_example"]})
+    assert [(t.status, t.message) for t in report.exercises[0].tests] == [("passed", "")]
+    [server] = forkserver._servers.values()
+    deadline = time.monotonic() + 30
+    while (forkserver._servers or server.alive()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not forkserver._servers and not server.alive()
 
 
 def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
