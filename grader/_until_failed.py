@@ -5,7 +5,9 @@ test its ``caught_by`` names, and one failing hidden test; once a group has its 
 tests can show nothing more. A grading child given groups (``--until-failed``, or a fork server's
 ``until_failed`` option) leaves out a test of such an exercise once every group naming it has a
 failed (or erroring) test: the test never runs and is never reported, so it reads as missing. A
-test no group names runs as usual, and so does every test of an exercise given no groups.
+test no group names runs as usual, and so does every test of an exercise given no groups. The
+tests a group names alone run first (``alone``): they must run all the same, and a failure of
+theirs can spare the other tests of a larger group.
 
 Names are a test function's name or one case of it (``name[case]``), as ``--select-test`` takes.
 
@@ -37,6 +39,12 @@ class UntilFailed:
         group names it."""
         naming = self._naming(ex_id, names) if ex_id in self._groups else []
         return not naming or not all(self._failed[ex_id][i] for i in naming)
+
+    def alone(self, ex_id: str | None, names: Iterable[str]) -> bool:
+        """Whether a group of ``ex_id`` names nothing but the test known by ``names``: it runs
+        until it fails, whatever else fails."""
+        names = set(names)
+        return any(len(group) == 1 and group & names for group in self._groups.get(ex_id, ()))
 
     def failed(self, ex_id: str | None, names: Iterable[str]) -> None:
         """A test known by ``names`` failed: every group naming it has its failure."""

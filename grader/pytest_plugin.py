@@ -332,6 +332,22 @@ def _narrow(config: pytest.Config, groups: list[_ExerciseTests], select: dict[st
     return [group for group in kept if group not in absent]
 
 
+def _alone_first(config: pytest.Config, groups: list[_ExerciseTests]) -> list[_ExerciseTests]:
+    """``groups``, each exercise's tests that ``--until-failed`` names alone first (``UntilFailed.alone``),
+    each part in the session's order. Only the selected tests of such a run run (``--select-test``),
+    so none runs in its grading order anyway: a test must fail, or pass, on its own."""
+    until_failed = config.stash[_UNTIL_FAILED]
+    if until_failed is None:
+        return groups
+    ordered = []
+    for group in groups:
+        alone = [until_failed.alone(group.exercise.id, _names_of(item)) for item in group.items]
+        items = ([item for item, first in zip(group.items, alone) if first]
+                 + [item for item, first in zip(group.items, alone) if not first])
+        ordered.append(group if items == group.items else _ExerciseTests.of(group.exercise, items))
+    return ordered
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     cuda = None
     # Loaded by its entry point or named with -p; not in a grading child.
@@ -352,8 +368,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if ex is not None and timed_by_pytest_timeout:
             # The plugin times exercise tests itself (see TestTimeout); pytest-timeout stands down.
             item.add_marker(pytest.mark.timeout(0))
-    kept = {id(i) for group in _narrow(config, _by_exercise(items), _selected_tests(config)) for i in group.items}
-    items[:] = [item for item in items if exercise_of(item) is None or id(item) in kept]
+    kept = _narrow(config, _by_exercise(items), _selected_tests(config))
+    if config.stash[_UNTIL_FAILED] is None:  # in the order given
+        chosen = {id(i) for group in kept for i in group.items}
+        items[:] = [item for item in items if exercise_of(item) is None or id(item) in chosen]
+    else:  # a grading child's (grader verify's)
+        items[:] = ([item for item in items if exercise_of(item) is None]
+                    + [item for group in _alone_first(config, kept) for item in group.items])
     if config.getoption("no_shrink"):
         feedback.report_first_failing_examples(item.obj for item in items if isinstance(item, pytest.Function))
 
@@ -384,7 +405,8 @@ def start_forked_session(session: pytest.Session, *, impl_root: str, report_fd: 
     wanted = set(exercises)
     groups = [group for group in session.stash.get(_GROUPS, None) or _by_exercise(session.items)
               if group.exercise.id in wanted]
-    kept = _narrow(config, groups, {ex_id: set(names) for ex_id, names in select.items()}, set(deselect))
+    kept = _alone_first(config, _narrow(config, groups, {ex_id: set(names) for ex_id, names in select.items()},
+                                        set(deselect)))
     session.items[:] = [item for group in kept for item in group.items]
     session.testscollected = len(session.items)
     if not shrink:

@@ -11,7 +11,8 @@ A wrong solution the table names, or one with a ``caught_by``, is graded on thos
 they include a hidden one): that is what it must fail, and the rest of the suite would only cost time.
 Nor do they run past what decides the verdict: each clause's tests, each ``caught_by`` test and the
 hidden tests among them form groups, and a test every group of which already failed is left out
-(``grader._until_failed``); it reads as missing, where a failure would have changed nothing.
+(``grader._until_failed``); it reads as missing, where a failure would have changed nothing. The
+tests a group names alone (each ``caught_by`` test) run first, which often decides the rest.
 The stub and the wrong solutions need only to fail: a failing hypothesis test of theirs ends at
 the first failing example it finds, unshrunk (``score_submission``'s ``shrink``).
 """

@@ -74,7 +74,6 @@ def test_a_child_that_rewrites_the_collected_test_modules_leaves_the_next_child_
 def test_a_batchs_server_outlives_it_and_serves_the_next_batch_of_the_process(tmp_path):
     folder = tmp_path / "class"
     make_submission(folder / "alice", {BROADCASTING: BROADCASTING.reference})
-    forkserver.close_all()
     servers = []
     for out in (tmp_path / "first", tmp_path / "second"):
         run_batch(folder, out, exercise_ids=[BROADCASTING.id], log=lambda message: None)
@@ -82,33 +81,6 @@ def test_a_batchs_server_outlives_it_and_serves_the_next_batch_of_the_process(tm
         assert result["score"] == result["max_score"] > 0
         servers.append(list(forkserver._servers.values()))
     assert len(servers[0]) == 1 and servers[0] == servers[1] and servers[1][0].alive()
-
-
-SLOW = BROADCASTING.reference.read_text() + """
-
-import time
-
-_reference_pairwise_sq_dists = pairwise_sq_dists
-
-
-def pairwise_sq_dists(a, b):
-    time.sleep(2.5)  # longer than the idle time the test sets: the server has a child running
-    return _reference_pairwise_sq_dists(a, b)
-"""
-
-
-def test_a_server_is_closed_once_idle_and_never_while_a_child_runs(tmp_path, monkeypatch):
-    monkeypatch.setattr(forkserver, "IDLE_S", 0.5)
-    forkserver.close_all()
-    slow = make_submission(tmp_path / "slow", {BROADCASTING: SLOW})
-    report = score_submission(slow, [BROADCASTING.id], fork=True,
-                              select={BROADCASTING.id: ["test_pairwise_small_example"]})
-    assert [(t.status, t.message) for t in report.exercises[0].tests] == [("passed", "")]
-    [server] = forkserver._servers.values()
-    deadline = time.monotonic() + 30
-    while (forkserver._servers or server.alive()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not forkserver._servers and not server.alive()
 
 
 def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
@@ -208,7 +180,6 @@ def test_a_grader_process_starts_one_server_for_the_pytorch_exercises_and_one_fo
 def test_pytorch_exercises_graded_apart_and_beside_their_tests_share_one_server():
     apart = catalog.get_exercise("pytorch.tensors.from_data")
     assert apart.separate_process and not BROADCASTING.separate_process
-    forkserver.close_all()
     for ex in (BROADCASTING, apart):
         report = score_submission(catalog.KIT_ROOT / "solutions", [ex.id], fork=True)
         assert report.score == report.max_score > 0, ex.id
@@ -332,3 +303,30 @@ def test_graders_asking_for_the_staged_tests_at_once_share_one_copy(monkeypatch)
     for t in askers:
         t.join()
     assert len(got) == 2 and got[0] == got[1]
+
+
+SLOW = BROADCASTING.reference.read_text() + """
+
+import time
+
+_reference_pairwise_sq_dists = pairwise_sq_dists
+
+
+def pairwise_sq_dists(a, b):
+    time.sleep(2.5)  # longer than the idle time the test sets: the server has a child running
+    return _reference_pairwise_sq_dists(a, b)
+"""
+
+
+def test_a_server_is_closed_once_idle_and_never_while_a_child_runs(tmp_path, monkeypatch):
+    # Last in the module: the server it closes serves no test after it.
+    monkeypatch.setattr(forkserver, "IDLE_S", 0.5)
+    slow = make_submission(tmp_path / "slow", {BROADCASTING: SLOW})
+    report = score_submission(slow, [BROADCASTING.id], fork=True,
+                              select={BROADCASTING.id: ["test_pairwise_small_example"]})
+    assert [(t.status, t.message) for t in report.exercises[0].tests] == [("passed", "")]
+    [server] = forkserver._servers.values()
+    deadline = time.monotonic() + 30
+    while (forkserver._servers or server.alive()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not forkserver._servers and not server.alive()

@@ -176,6 +176,21 @@ def test_until_failed_leaves_out_the_tests_whose_groups_all_failed_and_nothing_e
 
 
 @pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
+def test_until_failed_runs_first_the_tests_a_group_names_alone(tmp_path, fork):
+    # The one test of a group of one must run; its failure here also decides the larger group,
+    # whose other test (the first of the file, which would otherwise run first) is left out.
+    stub = (catalog.KIT_ROOT / "exercises" / EX.relpath).read_text()
+    root = make_submission(tmp_path / "sub", {EX: stub})
+    first, mismatch = "test_pairwise_small_example", "test_pairwise_rejects_feature_mismatch"
+    [result] = score_submission(root, [EX.id], fork=fork, select={EX.id: {first, mismatch}},
+                                until_failed={EX.id: [{first, mismatch}, {mismatch}]}).exercises
+    status = {t.name.split("::", 1)[1].split("[", 1)[0]: set() for t in result.tests}
+    for t in result.tests:
+        status[t.name.split("::", 1)[1].split("[", 1)[0]].add(t.status)
+    assert status == {first: {"missing"}, mismatch: {"failed", "missing"}}, status
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["fresh", "forkserver"])
 def test_without_shrinking_a_failing_test_fails_on_its_first_failing_example(tmp_path, fork):
     # grader verify and mutants need only whether a test fails: a hypothesis test then stops at
     # the first failing example it finds, where shrinking would call the submission on and on.
