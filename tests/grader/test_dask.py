@@ -115,13 +115,16 @@ def scheduler_file(tmp_path_factory):
         _wait_for_workers(path)
         yield path
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        # The workers first, while their scheduler still answers their goodbyes: stopped
+        # together, each waited seconds for it.
+        for group in (procs[1:], procs[:1]):
+            for proc in group:
+                proc.terminate()
+            for proc in group:
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
         log.close()
 
 

@@ -152,7 +152,7 @@ def test_children_of_one_server_running_at_once_each_are_the_first_process_of_a_
 def test_a_child_killed_at_the_wall_clock_limit_scores_zero_with_the_reason(tmp_path):
     hanging = make_submission(tmp_path / "hangs", {BROADCASTING: HANGS})
     report = score_submission(hanging, [BROADCASTING.id], fork=True,
-                              limits=Limits(wall_s=8, test_s=600))
+                              limits=Limits(wall_s=3, test_s=600))
     assert any("wall-clock limit" in p for p in report.problems)
     assert report.score < report.max_score
 
