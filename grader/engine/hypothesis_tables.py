@@ -32,23 +32,32 @@ _BUILD = "from hypothesis import strategies\nstrategies.text().validate()\n"
 _BUILD_TIMEOUT_S = 120
 COPY_NAME = "hypothesis-tables"  # in a fresh child's work directory
 
-_built: dict[str, Path | None] = {}
+_built: dict[Path, Path | None] = {}
 _lock = threading.Lock()
 
 
-def _cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tensor-drills"
+def _cache_dir() -> Path | None:
+    """Where the tables for this interpreter and hypothesis belong (None: no home to put them in)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        root = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # a relative one is ignored
+        version = importlib.metadata.version("hypothesis")
+    except (RuntimeError, importlib.metadata.PackageNotFoundError):
+        return None
+    return root / "tensor-drills" / (f"hypothesis-{version}-python-{sys.version_info[0]}.{sys.version_info[1]}"
+                                     f"-unicode-{unicodedata.unidata_version}")
 
 
 def user_tables() -> Path | None:
     """The directory (a hypothesis storage directory) holding the tables for this interpreter and
     hypothesis, built on first use; None where it cannot be built."""
-    name = (f"hypothesis-{importlib.metadata.version('hypothesis')}-python-{sys.version_info[0]}."
-            f"{sys.version_info[1]}-unicode-{unicodedata.unidata_version}")
+    where = _cache_dir()
+    if where is None:
+        return None
     with _lock:
-        if name not in _built:
-            _built[name] = _build(_cache_root() / name)
-        return _built[name]
+        if where not in _built:
+            _built[where] = _build(where)
+        return _built[where]
 
 
 def _build(final: Path) -> Path | None:

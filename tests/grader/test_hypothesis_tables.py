@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,17 @@ def test_without_a_cache_to_write_the_children_build_the_tables_and_grading_goes
     assert hypothesis_tables.staged_in(tmp_path) == {} and hypothesis_tables.for_server() == {}
     report = score_submission(catalog.KIT_ROOT / "solutions", [BROADCASTING.id])
     assert report.score == report.max_score > 0 and report.problems == []
+
+
+def test_a_relative_cache_folder_is_ignored_and_without_a_home_there_is_no_cache(tmp_path, monkeypatch):
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(hypothesis_tables, "_built", {})
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # the XDG spec: ignored
+    monkeypatch.setattr(Path, "home", lambda: tmp_path)
+    tables = hypothesis_tables.user_tables()
+    assert tables is not None and tables.is_relative_to(tmp_path / ".cache" / "tensor-drills")
+    monkeypatch.setattr(Path, "home", no_home)
+    monkeypatch.setattr(hypothesis_tables, "_built", {})
+    assert hypothesis_tables.user_tables() is None
