@@ -16,6 +16,7 @@ A cache that cannot be written only costs the time: the processes build the tabl
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import os
 import shutil
@@ -36,12 +37,17 @@ _built: dict[Path, Path | None] = {}
 _lock = threading.Lock()
 
 
+@functools.cache
+def _hypothesis_version() -> str:
+    return importlib.metadata.version("hypothesis")  # 0.5 ms a lookup, and every child asks
+
+
 def _cache_dir() -> Path | None:
     """Where the tables for this interpreter and hypothesis belong (None: no home to put them in)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     try:
         root = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # a relative one is ignored
-        version = importlib.metadata.version("hypothesis")
+        version = _hypothesis_version()
     except (RuntimeError, importlib.metadata.PackageNotFoundError):
         return None
     return root / "tensor-drills" / (f"hypothesis-{version}-python-{sys.version_info[0]}.{sys.version_info[1]}"
