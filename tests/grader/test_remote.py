@@ -588,12 +588,29 @@ def executor(zygote):
     ex.close()
 
 
-@pytest.fixture()
-def module(tmp_path, executor) -> RemoteObject:
-    path = tmp_path / Path(*EXERCISE.split(".")).with_suffix(".py")
+def _load(executor: Executor, root: Path) -> RemoteObject:
+    path = root / Path(*EXERCISE.split(".")).with_suffix(".py")
     path.parent.mkdir(parents=True)
     path.write_text(MODULE)
-    return executor.load(EXERCISE, tmp_path)
+    return executor.load(EXERCISE, root)
+
+
+@pytest.fixture()
+def module(tmp_path, executor) -> RemoteObject:
+    return _load(executor, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def crossing(tmp_path_factory) -> RemoteObject:
+    """``module`` shared by the tests whose one call leaves nothing behind there (a tensor
+    crosses and comes back): a zygote and an executor for their five dozen cases, not one each."""
+    zygote = Zygote.start(close=[], threads=1)
+    executor = Executor(zygote)
+    try:
+        yield _load(executor, tmp_path_factory.mktemp("crossing"))
+    finally:
+        executor.close()
+        zygote.close()
 
 
 def test_values_of_every_kind_come_back_as_they_were(module):
@@ -611,9 +628,9 @@ def test_values_of_every_kind_come_back_as_they_were(module):
                                    torch.complex64, torch.complex128, torch.int8, torch.uint8,
                                    torch.int16, torch.int32, torch.int64, torch.bool])
 @pytest.mark.parametrize("shape", [(), (0,), (2, 3), (1, 0, 2)])
-def test_tensors_of_every_dtype_and_shape_cross_unchanged(module, dtype, shape):
+def test_tensors_of_every_dtype_and_shape_cross_unchanged(crossing, dtype, shape):
     x = (torch.randn(shape) * 5).to(dtype)
-    out = module.same(x.clone())  # a copy: not the argument itself
+    out = crossing.same(x.clone())  # a copy: not the argument itself
     assert out.dtype == dtype and out.shape == x.shape and torch.equal(out, x)
 
 
@@ -621,9 +638,9 @@ def test_tensors_of_every_dtype_and_shape_cross_unchanged(module, dtype, shape):
                                   lambda: torch.ones(1, 1, 1).as_strided((1, 1, 1), (2, 2, 2)),
                                   lambda: torch.arange(3.0).expand(2, 3)],
                          ids=["empty, stride 0", "one element, stride 2", "expanded"])
-def test_tensors_of_any_layout_cross_with_their_values(module, make):
+def test_tensors_of_any_layout_cross_with_their_values(crossing, make):
     x = make()
-    out = module.same(x)
+    out = crossing.same(x)
     assert out.shape == x.shape and torch.equal(out, x)
 
 
