@@ -229,14 +229,13 @@ class DaskGrading:
 
         exercises = [catalog.get_exercise(i) for i in exercise_ids] if exercise_ids else []
         running: dict = {}  # future -> entry
-        batch = uuid.uuid4().hex
         finished = as_completed()
 
         def ship(entry: Entry) -> None:
             payload, is_folder = pack(entry)
             future = self.client.submit(
                 grade_shipped, entry.name, entry.path.name, payload, is_folder, exercise_ids, limits,
-                [str(p) for p in hide], fork, self.fingerprint, batch,
+                [str(p) for p in hide], fork, self.fingerprint,
                 key=f"grade-{entry.name}-{uuid.uuid4().hex[:8]}", retries=0)
             running[future] = entry
             finished.add(future)

@@ -2,10 +2,11 @@
 
 Every Dask worker that grades runs ``GradingPlugin``, which the client registers on the
 cluster (workers that join later get it too). It gives the worker a private folder for the
-submissions shipped to it and closes the worker's fork servers when the worker stops; between
-tasks, the fork servers (``grader.engine.forkserver``, each its own process started with
-``subprocess``, never a fork of the threaded worker) stay alive, so a task pays only for forking
-its grading child, as on the local path.
+submissions shipped to it and closes the worker's fork servers when the worker stops. Between
+tasks, and from one batch to the next, the fork servers (``grader.engine.forkserver``, each its
+own process started with ``subprocess``, never a fork of the threaded worker) stay alive, so a
+task pays only for forking its grading child, as on the local path; as in any grader process,
+a server no child has run in for ``forkserver.IDLE_S`` is closed.
 
 ``grade_shipped`` is the task, one per submission: it writes the submission's bytes into that
 folder, grades them with ``grader.workflows.batch.grade_entry`` (the same sandbox as a local batch) and
@@ -14,14 +15,10 @@ returns the result and the feedback. Importing this module imports ``distributed
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import shutil
 import tempfile
-import threading
-from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 from distributed import WorkerPlugin, get_worker
@@ -56,32 +53,13 @@ def kit_fingerprint() -> str:
 
 
 class GradingPlugin(WorkerPlugin):
-    """Per worker: a private folder for shipped submissions, and the fork servers, kept from task
-    to task and closed when the worker stops or a new batch starts on an idle worker."""
+    """Per worker: a private folder for shipped submissions; the worker's fork servers are
+    closed when it stops."""
 
     name = PLUGIN_NAME
 
     def setup(self, worker) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="grader-dask-"))
-        self._lock = threading.Lock()
-        self._in_flight: Counter[str] = Counter()  # tasks being graded, per batch
-        self._last_batch = ""
-
-    @contextlib.contextmanager
-    def grading(self, batch: str) -> Iterator[None]:
-        """Around one task of ``batch``. The first task of a new batch on an idle worker closes
-        the fork servers of the batches before it: each holds the frameworks in memory, and a
-        batch may need another (its exercises' frameworks, its client's copy of the kit's tests)."""
-        with self._lock:
-            if batch != self._last_batch and not +self._in_flight:
-                forkserver.close_all()
-            self._last_batch = batch
-            self._in_flight[batch] += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._in_flight[batch] -= 1
 
     def teardown(self, worker) -> None:
         kill_all()
@@ -92,7 +70,7 @@ class GradingPlugin(WorkerPlugin):
 
 def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
                   exercise_ids: list[str] | None, limits: Limits, hide: list[str], fork: bool,
-                  fingerprint: str, batch: str) -> tuple[dict, str]:
+                  fingerprint: str) -> tuple[dict, str]:
     """Grade one shipped submission on this worker; return (result, feedback) as
     ``grade_entry`` does.
 
@@ -100,7 +78,6 @@ def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
     a zip of the folder ``name``, which is unpacked back into a folder of that name first.
     ``hide``: the client's folders that the grading child must not see, should this worker
     share the client's file system; the worker's folder of shipped submissions is hidden too.
-    ``batch``: which batch this submission is part of (see ``GradingPlugin.grading``).
 
     Raises:
         KitMismatch: this worker's ``kit_fingerprint`` is not ``fingerprint``.
@@ -111,7 +88,7 @@ def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
     plugin = get_worker().plugins[PLUGIN_NAME]
     # One ``hide`` list per worker and batch: the fork server (keyed by its jail) is reused.
     hide_paths = [Path(p) for p in hide] + [plugin.root]
-    with plugin.grading(batch), tempfile.TemporaryDirectory(dir=plugin.root) as tmp:
+    with tempfile.TemporaryDirectory(dir=plugin.root) as tmp:
         if is_folder:
             path = Path(tmp, name)
             path.mkdir()

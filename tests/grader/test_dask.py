@@ -197,6 +197,29 @@ def test_a_real_cluster_grades_exactly_as_the_local_batch(scheduler_file, tmp_pa
     assert dask["cal"]["score"] == 0 and dask["kill_grader"]["score"] == 0
 
 
+def _fork_servers(dask_worker=None) -> list[int]:
+    """On a worker: the pids of its live fork servers."""
+    from grader.engine import forkserver
+
+    return sorted(server._proc.pid for server in forkserver._servers.values() if server.alive())
+
+
+def test_each_worker_grades_the_next_batch_with_the_fork_server_it_started(scheduler_file, tmp_path):
+    _wait_for_workers(scheduler_file)
+    folder = tmp_path / "class"
+    for name in ("ada", "bo"):  # one task for each of the two single-threaded workers
+        _put(folder, name, EX.reference)
+    cluster = Cluster(address=json.loads(scheduler_file.read_text())["address"])
+    servers = []
+    for out in ("first", "second"):
+        run_batch(folder, tmp_path / out, exercise_ids=[EX.id], limits=LIMITS, log=lambda m: None, cluster=cluster)
+        assert all(r["score"] == r["max_score"] > 0 for r in _results(tmp_path / out).values())
+        with Client(scheduler_file=str(scheduler_file), timeout=60) as client:
+            servers.append(client.run(_fork_servers))
+    assert len(servers[0]) == 2 and all(servers[0].values()), servers
+    assert servers[1] == servers[0]
+
+
 def test_a_worker_killed_mid_task_has_the_task_rerun_and_nothing_lost_or_counted_twice(
         scheduler_file, tmp_path, monkeypatch):
     _wait_for_workers(scheduler_file)
