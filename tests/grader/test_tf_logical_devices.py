@@ -11,7 +11,6 @@ import json
 import pytest
 
 from grader import catalog
-from grader.engine import forkserver
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission, run_python
 
@@ -21,12 +20,6 @@ MIRRORED = catalog.get_exercise("tensorflow.distributed.mirrored")
 BASICS = catalog.get_exercise("tensorflow.basics.tensors_and_variables")
 
 DEVICES = "import json, tensorflow as tf\nprint(json.dumps([d.name for d in tf.config.list_logical_devices('CPU')]))\n"
-
-
-@pytest.fixture(autouse=True)
-def fresh_servers():
-    yield
-    forkserver.close_all()
 
 
 def _last_json(stdout: str):
