@@ -86,7 +86,8 @@ def grade_shipped(name: str, filename: str, payload: bytes, is_folder: bool,
         raise KitMismatch(f"the worker at {get_worker().address} has another version of the kit "
                           f"({catalog.KIT_ROOT}) than the client: install the same kit on every worker")
     plugin = get_worker().plugins[PLUGIN_NAME]
-    # One ``hide`` list per worker and batch: the fork server (keyed by its jail) is reused.
+    # Hidden from the grading child by its jail, which each request to the fork server names:
+    # one server serves every batch whatever it hides.
     hide_paths = [Path(p) for p in hide] + [plugin.root]
     with tempfile.TemporaryDirectory(dir=plugin.root) as tmp:
         if is_folder:

@@ -603,7 +603,7 @@ def module(tmp_path, executor) -> RemoteObject:
 @pytest.fixture(scope="module")
 def crossing(tmp_path_factory) -> RemoteObject:
     """``module`` shared by the tests whose one call leaves nothing behind there (a tensor
-    crosses and comes back): a zygote and an executor for their five dozen cases, not one each."""
+    crosses and comes back): a zygote and an executor for their 51 cases, not one each."""
     zygote = Zygote.start(close=[], threads=1)
     executor = Executor(zygote)
     try:
