@@ -220,10 +220,17 @@ def _env(work: Path, kit: Path) -> dict[str, str]:
 
 # What an exercise's optional extra loads lazily, which its first test would pay inside its time,
 # twice for an exercise graded apart (in the tests' process and in the submission's): importing
-# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s). (framework, extra)
-# -> (the package that tells the extra is installed, the modules to load). An extra not installed
-# is not loaded: its exercise fails on its own.
-_EXTRA_MODULES = {("pytorch", "tensorboard"): ("tensorboard", ["torch.utils.tensorboard"])}
+# torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s); torch.onnx.export's
+# first call imports ONNX Script and its torchlib (1 s of CPU), the tests' checker imports onnx
+# (0.6 s). onnxruntime is left to load lazily: its import starts a thread, and a server forks.
+# (framework, extra) -> (the packages that tell the extra is installed, the modules to load). An
+# extra not installed is not loaded: its exercise fails on its own.
+_EXTRA_MODULES = {
+    ("pytorch", "tensorboard"): (("tensorboard",), ["torch.utils.tensorboard"]),
+    ("pytorch", "onnx"): (("onnx", "onnxscript"), ["onnx", "onnxscript", "onnxscript.function_libs.torch_lib.ops"]),
+}
+# An extra's modules that import TensorFlow where it is installed.
+_IMPORT_TENSORFLOW = {"torch.utils.tensorboard"}
 
 
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
@@ -247,7 +254,7 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
         modules += [m for m in ("torch", "grader.remote", "grader.remote._executor") if m not in modules]
     for (framework, extra), (needs, names) in _EXTRA_MODULES.items():
         if (any(ex.framework == framework and extra in ex.extras for ex in exercises)
-                and importlib.util.find_spec(needs) is not None):
+                and all(importlib.util.find_spec(package) is not None for package in needs)):
             modules += [m for m in names if m not in modules]
     return tuple(modules)
 
@@ -258,8 +265,8 @@ def server_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     grading), else what every exercise needs. One grader process thus starts at most two servers,
     whichever exercises its runs grade (a batch, ``verify``'s rounds, ``mutants``' one exercise
     at a time), each collecting the tests once for all of them."""
-    def loads_tensorflow(modules: tuple[str, ...]) -> bool:  # as an extra's modules may (tensorboard's do)
-        return "tensorflow" in modules or any(m in modules for _, names in _EXTRA_MODULES.values() for m in names)
+    def loads_tensorflow(modules: tuple[str, ...]) -> bool:  # as an extra's modules may
+        return "tensorflow" in modules or not _IMPORT_TENSORFLOW.isdisjoint(modules)
 
     catalogued = list(catalog.load_catalog().values())
     needed = set(preload_modules(exercises))

@@ -17,7 +17,7 @@ from grader.engine import forkserver, jail, sandbox
 from grader.engine.sandbox import Limits, _session, forking_kit, outside_limit, preload_modules, server_modules
 from grader.engine.scoring import score_submission
 from grader.workflows.batch import run_batch
-from tests.helpers import make_submission
+from tests.helpers import make_submission, run_python
 
 BROADCASTING = catalog.get_exercise("pytorch.tensors.broadcasting")
 HANGS = '''
@@ -203,6 +203,28 @@ def test_an_installed_extra_an_exercise_needs_is_preloaded_and_no_other():
     assert "tensorboard" in tensorboard.extras
     assert "torch.utils.tensorboard" in preload_modules([tensorboard])
     assert "torch.utils.tensorboard" not in preload_modules([BROADCASTING])
+    # torch.onnx.export's first call imports ONNX Script's torchlib (a second and more of CPU);
+    # onnxruntime's import starts a thread, which a process that forks must not have.
+    onnx = catalog.get_exercise("pytorch.deploy.onnx_export")
+    assert "onnx" in onnx.extras
+    assert {"onnx", "onnxscript.function_libs.torch_lib.ops"} <= set(preload_modules([onnx]))
+    assert "onnxruntime" not in preload_modules([onnx])
+    assert "onnx" not in preload_modules([BROADCASTING])
+
+
+def test_preloading_an_extra_starts_no_thread():
+    """A process that forks while another thread of its runs can hang in the child (a lock that
+    thread held stays taken): what a server preloads for onnx_export leaves it with the threads
+    torch's import starts."""
+    onnx = catalog.get_exercise("pytorch.deploy.onnx_export")
+    probe = ("import sys\nfrom grader import _preload\n"
+             "threads = lambda: open('/proc/self/status').read().split('Threads:')[1].split()[0]\n"
+             "_preload.warm(['torch'])\nbefore = threads()\n_preload.warm(sys.argv[1:])\n"
+             "print(before, threads())\n")
+    result = run_python("-c", probe, *preload_modules([onnx]))
+    assert result.returncode == 0 and "not preloading" not in result.stderr, result.stderr[-2000:]
+    before, after = result.stdout.split()[-2:]
+    assert after == before, result.stdout
 
 
 def _server() -> forkserver.ForkServer:
