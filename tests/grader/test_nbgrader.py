@@ -4,6 +4,7 @@ kernel, with the gradebook's scores compared with what ``grader score`` gives th
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import os
 import re
@@ -19,8 +20,10 @@ from grader.cli import main
 from grader.engine.scoring import score_submission
 from tests.helpers import make_submission
 
-nbformat = pytest.importorskip("nbformat")
-pytest.importorskip("nbgrader")
+# nbformat is imported where a test reads a notebook, not at collection: its import (jsonschema's
+# format grammars) cost each xdist worker more than a second, and one of them runs this file.
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("nbformat", "nbgrader")),
+                                reason="needs nbformat and nbgrader (the notebooks extra)")
 
 EX = catalog.get_exercise("pytorch.tensors.broadcasting")
 NOTEBOOK = f"{EX.id}.ipynb"
@@ -57,16 +60,24 @@ def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
     return proc
 
 
+def _read(path: Path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
+
+
 def _cell(nb, grade_id: str):
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
+    import nbformat
+
     course = tmp_path_factory.mktemp("course")
     assert main(["nbgrader", "export", str(course), "--assignment", ASSIGNMENT, "-e", EX.id]) == 0
     _nbgrader(course, "generate_assignment", ASSIGNMENT)
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    released = _read(course / "release" / ASSIGNMENT / NOTEBOOK)
     for student, code in STUDENTS.items():
         _cell(released, "answer").source = code
         folder = course / "submitted" / student / ASSIGNMENT
@@ -93,7 +104,7 @@ def _gradebook(course: Path) -> dict[str, tuple[float, float, set[str]]]:
 
 def test_release_gives_the_stub_and_hides_solution_and_hidden_tests(course):
     text = (course / "release" / ASSIGNMENT / NOTEBOOK).read_text()
-    released = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    released = _read(course / "release" / ASSIGNMENT / NOTEBOOK)
     answer = _cell(released, "answer").source
     assert "def pairwise_sq_dists(a: Tensor, b: Tensor) -> Tensor:" in answer
     assert answer.count("\n    raise NotImplementedError\n") == 2  # both stub bodies
@@ -117,7 +128,7 @@ def test_gradebook_scores_equal_grader_score(course, tmp_path):
 
 
 def test_stderr_during_a_test_is_echoed_on_stdout(course):
-    graded = nbformat.read(course / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    graded = _read(course / "autograded" / "alice" / ASSIGNMENT / NOTEBOOK)
     outputs = _cell(graded, "public_test_batched_affine_matches_linear").outputs
     assert [o.get("name") for o in outputs] == ["stdout"]
     text = "".join(o.text for o in outputs)
@@ -126,7 +137,7 @@ def test_stderr_during_a_test_is_echoed_on_stdout(course):
 
 
 def test_hidden_failure_shows_the_message_not_the_test_source(course):
-    graded = nbformat.read(course / "autograded" / "bob" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    graded = _read(course / "autograded" / "bob" / ASSIGNMENT / NOTEBOOK)
     error = next(o for o in _cell(graded, "hidden_test_pairwise_gradient_finite_where_rows_coincide")
                  .outputs if o.output_type == "error")
     assert "gradient is not finite where two rows are equal" in error.evalue
@@ -155,7 +166,7 @@ def test_feedback_shows_hidden_outcomes_never_hidden_test_source(course):
         leaked = [line for line in hidden_lines if line in text]
         assert not leaked, (student, leaked[:5])
         # The graded notebook the page shows: between nbgrader's markers, references by name only.
-        graded = nbformat.read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK, as_version=4)
+        graded = _read(course / "autograded" / student / ASSIGNMENT / NOTEBOOK)
         regions = [re.search(r"### BEGIN HIDDEN TESTS\n(.*?)\n### END HIDDEN TESTS", c.source, re.DOTALL)
                    for c in graded.cells if "BEGIN HIDDEN TESTS" in c.source]
         assert len(regions) == 1 + len(_hidden_cases()) and all(regions)
@@ -186,12 +197,14 @@ def test_no_hypothesis_cache_reaches_students(course):
 def test_student_runs_the_released_public_checks_with_the_shipped_runtime(course, tmp_path):
     """A student opens the released notebook in the released folder (its grader/ copy beside it)
     and runs every cell: the public checks run, with the shipped copy of the runtime."""
+    import nbformat
+
     nbclient = pytest.importorskip("nbclient")
     folder = tmp_path / "student"
     shutil.copytree(course / "release" / ASSIGNMENT, folder)
     assert (folder / "grader" / "notebook_runtime.py").is_file()
     assert not list(folder.rglob("*_hidden.py")) and not (folder / "grader" / "_stubs").exists()
-    nb = nbformat.read(folder / NOTEBOOK, as_version=4)
+    nb = _read(folder / NOTEBOOK)
     _cell(nb, "answer").source = EX.reference.read_text()
     nb.cells.append(nbformat.v4.new_code_cell("import grader\nprint('runtime from', grader.__file__)"))
     env = {k: v for k, v in os.environ.items() if k != "DRILLS_KIT_ROOT"}
@@ -267,6 +280,8 @@ def test_test_sources_are_embedded_exactly(text):
 
 
 def test_notebook_cells_carry_the_kit_points():
+    import nbformat
+
     from grader.workflows.nbgrader_export import TestCase, build_notebook
 
     cases = [TestCase("public", "test_a", "test_a", 1.0, {}),
