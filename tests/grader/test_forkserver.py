@@ -92,7 +92,7 @@ def test_a_hanging_child_is_killed_and_the_server_serves_the_next(tmp_path):
     hanging = make_submission(tmp_path / "hangs", {BROADCASTING: HANGS})
     # Two tests that hang, one between them that passes (the whole suite would wait out a dozen).
     chosen = ["test_pairwise_small_example", "test_batched_affine_matches_linear", "test_pairwise_float32_keeps_dtype"]
-    report = score_submission(hanging, [BROADCASTING.id], fork=True, limits=Limits(wall_s=60, test_s=3),
+    report = score_submission(hanging, [BROADCASTING.id], fork=True, limits=Limits(wall_s=60, test_s=1),
                               select={BROADCASTING.id: chosen})
     assert {t.name.split("::")[-1]: (t.status, "Timeout" in t.message) for t in report.exercises[0].tests} == {
         chosen[0]: ("failed", True), chosen[1]: ("passed", False), chosen[2]: ("failed", True)}
@@ -157,7 +157,7 @@ def test_children_of_one_server_running_at_once_each_are_the_first_process_of_a_
 def test_a_child_killed_at_the_wall_clock_limit_scores_zero_with_the_reason(tmp_path):
     hanging = make_submission(tmp_path / "hangs", {BROADCASTING: HANGS})
     report = score_submission(hanging, [BROADCASTING.id], fork=True,
-                              limits=Limits(wall_s=3, test_s=600))
+                              limits=Limits(wall_s=2, test_s=600))
     assert any("wall-clock limit" in p for p in report.problems)
     assert report.score < report.max_score
 
