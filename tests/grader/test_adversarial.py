@@ -1,7 +1,7 @@
 """A batch of hostile submissions beside honest ones: each hostile one scores 0 or is flagged,
 the grader survives, the honest ones keep full marks, and bad inputs are reported. The ones that
 attack the sandbox itself (``OS_LEVEL``) are also graded one by one in fresh interpreters, as
-``grader score`` does.
+``grader score`` does (on one test: each strikes at its import or its first call).
 
 Every hostile module falls back to raising NotImplementedError (or wrong output) when its trick
 fails, so "scores 0" means the trick did not work; one that got out says so in a failure message
@@ -63,9 +63,10 @@ SHM_KEY = 0x0D11115  # shared_state_and_host_knobs.KEY
 # two cores.
 LIMITS = Limits(wall_s=120, test_s=1, nproc=64, disk_mb=48)
 # And 1.5 s, not the product's 10, past that second before the grader stops a test from outside:
-# the two that cancel or escape the child's own limit busy-loop that long, three times each (their
-# child and the two fresh ones after it), in both modes. A submission's setup here is one small
-# module's import; a test the child's own limit stops reports within milliseconds of it.
+# the two that cancel or escape the child's own limit busy-loop that long, three times each in the
+# batch (their child and the two fresh ones after it), once in a fresh interpreter. A submission's
+# setup here is one small module's import; a test the child's own limit stops reports within
+# milliseconds of it.
 GRACE_S = 1.5
 
 pytestmark = pytest.mark.timeout(1200)
@@ -174,7 +175,9 @@ def batch(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory):
-    """The OS-level corpus graded one submission at a time in fresh interpreters, two at once."""
+    """The OS-level corpus graded one submission at a time in fresh interpreters, two at once, on
+    one test each: each strikes at its import or its first call. (Graded on every test, the two
+    that overrun the limit cost three fresh interpreters each, as the batch shows they do.)"""
     folder = tmp_path_factory.mktemp("scored")
     out = tmp_path_factory.mktemp("scored-out")
     before_host = _host_state()
@@ -187,7 +190,8 @@ def scored(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp, ThreadPoolExecutor(2) as pool:
         mp.setattr(sandbox, "OUTSIDE_GRACE_S", GRACE_S)
         reports = dict(zip(roots, pool.map(
-            lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder]).to_dict(),
+            lambda root: score_submission(root, [EX.id], limits=LIMITS, hide=[folder],
+                                          select={EX.id: ["test_pairwise_small_example"]}).to_dict(),
             roots.values())))
     return {"results": reports, "host_before": before_host, "host_after": _host_state(_uids(reports))}
 
