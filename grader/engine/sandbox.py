@@ -47,6 +47,7 @@ from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from grader import PACKAGE_DIR, _records, catalog, defaults
 from grader._records import Event
@@ -223,14 +224,18 @@ def _env(work: Path, kit: Path) -> dict[str, str]:
 # torch.utils.tensorboard imports TensorFlow where it is installed (about 4 s); torch.onnx.export's
 # first call imports ONNX Script and its torchlib (1 s of CPU), the tests' checker imports onnx
 # (0.6 s). onnxruntime is left to load lazily: its import starts a thread, and a server forks.
-# (framework, extra) -> (the packages that tell the extra is installed, the modules to load). An
-# extra not installed is not loaded: its exercise fails on its own.
-_EXTRA_MODULES = {
-    ("pytorch", "tensorboard"): (("tensorboard",), ["torch.utils.tensorboard"]),
-    ("pytorch", "onnx"): (("onnx", "onnxscript"), ["onnx", "onnxscript", "onnxscript.function_libs.torch_lib.ops"]),
+# An extra not installed is not loaded: its exercise fails on its own.
+class _ExtraModules(NamedTuple):
+    needs: tuple[str, ...]  # the packages that tell the extra is installed
+    modules: tuple[str, ...]  # what to load
+    loads_tensorflow: bool = False  # whether they import TensorFlow where it is installed
+
+
+_EXTRA_MODULES = {  # (framework, extra) -> what to load for it
+    ("pytorch", "tensorboard"): _ExtraModules(("tensorboard",), ("torch.utils.tensorboard",), loads_tensorflow=True),
+    ("pytorch", "onnx"): _ExtraModules(("onnx", "onnxscript"),
+                                       ("onnx", "onnxscript", "onnxscript.function_libs.torch_lib.ops")),
 }
-# An extra's modules that import TensorFlow where it is installed.
-_IMPORT_TENSORFLOW = {"torch.utils.tensorboard"}
 
 
 def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
@@ -252,10 +257,10 @@ def preload_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
         modules += ["tensorflow", "grader.tfchecks", "grader.tfchecks._strategies"]
     if any(ex.separate_process for ex in exercises):  # the executor's modules, and torch, whose state both sides read
         modules += [m for m in ("torch", "grader.remote", "grader.remote._executor") if m not in modules]
-    for (framework, extra), (needs, names) in _EXTRA_MODULES.items():
+    for (framework, extra), loads in _EXTRA_MODULES.items():
         if (any(ex.framework == framework and extra in ex.extras for ex in exercises)
-                and all(importlib.util.find_spec(package) is not None for package in needs)):
-            modules += [m for m in names if m not in modules]
+                and all(importlib.util.find_spec(package) is not None for package in loads.needs)):
+            modules += [m for m in loads.modules if m not in modules]
     return tuple(modules)
 
 
@@ -266,7 +271,8 @@ def server_modules(exercises: list[catalog.Exercise]) -> tuple[str, ...]:
     whichever exercises its runs grade (a batch, ``verify``'s rounds, ``mutants``' one exercise
     at a time), each collecting the tests once for all of them."""
     def loads_tensorflow(modules: tuple[str, ...]) -> bool:  # as an extra's modules may
-        return "tensorflow" in modules or not _IMPORT_TENSORFLOW.isdisjoint(modules)
+        return "tensorflow" in modules or any(
+            loads.loads_tensorflow and not set(loads.modules).isdisjoint(modules) for loads in _EXTRA_MODULES.values())
 
     catalogued = list(catalog.load_catalog().values())
     needed = set(preload_modules(exercises))
